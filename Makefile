@@ -1,0 +1,40 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PEER_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python
+
+.PHONY: demo test lint typecheck unit bench peer clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/demo.py
+
+test: $(STAMP) lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check frayproof_audit tests benchmarks examples
+
+typecheck: $(STAMP)
+	$(BIN)/mypy --strict frayproof_audit
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+# Optional: the reference peers (frayproof 0.1.0 needs Python 3.12) for differential tests
+# and benchmark baselines. Tests and benchmarks skip them cleanly when this is absent.
+peer:
+	test -x .peer/bin/python || $(PEER_PYTHON) -m venv .peer
+	.peer/bin/python -m pip install --quiet frayproof==0.1.0 tessera-transcript==0.1.0 orjson
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,3 @@
+from frayproof_audit.cli import main
+
+main()

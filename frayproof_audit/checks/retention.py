@@ -1,0 +1,79 @@
+"""retention: positional rules that hold whatever the session's content is.
+
+`latest_user_message: exact` — the last user message of before is the last user message of
+after, identical, at or after the retained exchanges.
+`recent_exchanges: N` — the last N closed exchanges of before appear verbatim, contiguous and
+in order in after (summaries may sit between them).
+`tool_results: complete` — a result kept for a before id keeps one of its before contents.
+Bad:  after drops the final user request, or truncates a kept tool result.
+Good: older exchanges replaced by a summary; the recent ones and the request kept verbatim.
+"""
+
+from __future__ import annotations
+
+from frayproof_audit.contract import Contract
+from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.report import Violation
+from frayproof_audit.snapshot import Loaded
+
+NAME = "retention"
+SETTINGS = "retention"
+
+_LATEST = "Latest user message was not retained exactly, after the retained exchanges."
+_RESULT = "Retained tool result content differs from every original result for this id."
+
+
+def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
+    if before is None or not contract.retain.active:
+        return []
+    exchange_findings: list[Violation] = []
+    cursor = 0
+    for start, end, identities in before.exchanges:
+        position = _find_block(after, identities, cursor)
+        if position is None:
+            exchange_findings.append(Violation(
+                NAME, severity, "before", start,
+                f"Recent exchange before[{start}:{end}] is not retained verbatim and in order.",
+                rule="recent_exchanges"))
+        else:
+            cursor = position + len(identities)
+    found: list[Violation] = []
+    if before.latest_user is not None:
+        before_index, identity = before.latest_user
+        after_index = last_user_index(after)
+        if after_index is None or after_index < cursor or after.identity(after_index) != identity:
+            found.append(Violation(NAME, severity, "before", before_index, _LATEST,
+                                   rule="latest_user_message"))
+    found.extend(exchange_findings)
+    if before.results is not None:
+        for index, view in enumerate(after.views):
+            if view.role != "tool" or not view.tool_call_id:
+                continue
+            contents = before.results.get(view.tool_call_id)
+            if contents is not None and view.content not in contents:
+                found.append(Violation(NAME, severity, "after", index, _RESULT,
+                                       tool_call_id=view.tool_call_id, rule="tool_results"))
+    return found
+
+
+def last_user_index(snapshot: Loaded) -> int | None:
+    views = snapshot.views
+    for index in range(len(views) - 1, -1, -1):
+        if views[index].role == "user":
+            return index
+    return None
+
+
+def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int) -> int | None:
+    """Smallest p ≥ cursor where after[p:p+len] has exactly these identities."""
+    length = len(identities)
+    if length == 0:
+        return cursor if cursor <= len(after) else None
+    first = identities[0]
+    views = after.views
+    for position in range(cursor, len(after) - length + 1):
+        if views[position].role != "user" or after.identity(position) != first:
+            continue
+        if all(after.identity(position + k) == identities[k] for k in range(1, length)):
+            return position
+    return None

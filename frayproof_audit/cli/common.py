@@ -1,0 +1,43 @@
+"""Options and error rendering shared by every command."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import click
+
+from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
+
+FORMAT_CHOICE = click.Choice(["text", "json"], case_sensitive=True)
+
+
+def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--contract",
+        "contract",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="YAML context contract. Without one: pairing, unique ids and structure, as errors.",
+    )(function)
+
+
+def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--format",
+        "output_format",
+        type=FORMAT_CHOICE,
+        default="text",
+        show_default=True,
+        help="text for people, json for machines.",
+    )(function)
+
+
+def fail_input(message: str, output_format: str) -> NoReturn:
+    """Print an input error the way every command does, then exit 2."""
+    if output_format == "json":
+        click.echo(input_error_json(message))
+    else:
+        click.echo(f"INPUT ERROR: {message}", err=True)
+    sys.exit(EXIT_INPUT_ERROR)

@@ -1,0 +1,58 @@
+"""`validate` and `check`: one snapshot, or one before/after pair."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.engine import check, validate
+from frayproof_audit.errors import InputError
+from frayproof_audit.report import Report
+
+
+def _render(report: Report, output_format: str) -> None:
+    click.echo(report.to_json() if output_format == "json" else report.to_text())
+    sys.exit(report.exit_code)
+
+
+@click.command("validate")
+@click.option("--snapshot", "snapshot", required=True, type=click.Path(dir_okay=False),
+              help="JSON file holding one message list (OpenAI Chat Completions format).")
+@contract_option
+@format_option
+def validate_command(snapshot: str, contract: str | None, output_format: str) -> None:
+    """Check one snapshot: tool-call pairing, unique ids and structure.
+
+    \b
+    Example:
+        frayproof-audit validate --snapshot fixtures/clean_session.json
+    """
+    try:
+        report = validate(snapshot, contract)
+    except InputError as exc:
+        fail_input(str(exc), output_format)
+    _render(report, output_format)
+
+
+@click.command("check")
+@click.option("--before", "before", required=True, type=click.Path(dir_okay=False),
+              help="JSON file with the message list before the transformation.")
+@click.option("--after", "after", required=True, type=click.Path(dir_okay=False),
+              help="JSON file with the message list the transformation produced.")
+@contract_option
+@format_option
+def check_command(before: str, after: str, contract: str | None, output_format: str) -> None:
+    """Check a before/after pair: the after snapshot, pins and retention rules.
+
+    \b
+    Example:
+        frayproof-audit check --before fixtures/clean_session.json \\
+            --after fixtures/dropped_constraint.json --contract examples/contract.yaml
+    """
+    try:
+        report = check(before, after, contract)
+    except InputError as exc:
+        fail_input(str(exc), output_format)
+    _render(report, output_format)

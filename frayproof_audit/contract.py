@@ -1,0 +1,265 @@
+"""The YAML context contract: safe, strict loading into a frozen `Contract` (spec §2).
+
+YAML 1.1 scalars are kept exactly as PyYAML's safe loader reads them (so `yes` is a boolean),
+because frayproof users' contracts must mean the same thing here. Every error names the file and
+the path of the offending key; values are never echoed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from frayproof_audit.errors import InputError
+from frayproof_audit.model import ROLES
+
+SEVERITIES = ("error", "warning")
+SYSTEM_POLICIES = ("leading_only", "anywhere", "forbidden")
+CHECK_KEYS = ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckSettings:
+    enabled: bool = True
+    severity: str = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """Content that must survive: every message of `role`, or the literal text `contains`."""
+
+    name: str
+    role: str | None = None
+    contains: str | None = None
+    match: str = "exact"
+    severity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retain:
+    latest_user_message: str | None = None
+    recent_exchanges: int = 0
+    tool_results: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return (
+            self.latest_user_message is not None
+            or self.recent_exchanges > 0
+            or self.tool_results is not None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """A parsed context contract. Build one with `load_contract` or directly for tests."""
+
+    version: int = 1
+    format: str = "openai"
+    tool_pairs: CheckSettings = CheckSettings()
+    allow_trailing_pending_call: bool = False
+    unique_tool_ids: CheckSettings = CheckSettings()
+    structure: CheckSettings = CheckSettings()
+    system_messages: str = "leading_only"
+    pinned_content: CheckSettings = CheckSettings()
+    retention: CheckSettings = CheckSettings()
+    pins: tuple[Pin, ...] = ()
+    retain: Retain = Retain()
+    source_text: str = field(default="", compare=False, repr=False)
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the contract's source text ("" hashed for the built-in defaults)."""
+        return hashlib.sha256(self.source_text.encode("utf-8")).hexdigest()
+
+
+class ContractError(InputError):
+    """The contract file is unreadable or does not follow the schema."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Safe loader that refuses merge keys, duplicate keys and non-string keys."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _Schema("merge keys (<<) are not allowed")
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if type(key) is not str:
+                raise _Schema(f"mapping keys must be strings (line {key_node.start_mark.line + 1})")
+            if key in mapping:
+                raise _Schema(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
+
+
+class _Schema(Exception):
+    """A schema problem; the message starts with the key path where there is one."""
+
+
+def load_contract(source: Any = None) -> Contract:
+    """Resolve a contract argument: None → defaults, a `Contract`, or a YAML file path."""
+    if source is None:
+        return Contract()
+    if isinstance(source, Contract):
+        return source
+    if isinstance(source, str | os.PathLike):
+        return _load_file(os.fspath(source))
+    raise ContractError("A contract must be None, a Contract, or a path to a YAML file")
+
+
+def _load_file(path: str) -> Contract:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ContractError(f"Cannot read contract '{path}': {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ContractError(f"Invalid contract '{path}': not valid UTF-8") from None
+    return parse_contract(text, path)
+
+
+def parse_contract(text: str, origin: str = "<string>") -> Contract:
+    """Parse contract YAML text; `origin` names it in error messages."""
+    try:
+        document = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except _Schema as exc:
+        raise ContractError(f"Invalid contract '{origin}': {exc}") from None
+    except yaml.YAMLError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ContractError(f"Invalid contract '{origin}': YAML error: {reason}") from None
+    try:
+        return _build(document, text)
+    except _Schema as exc:
+        raise ContractError(f"Invalid contract '{origin}': {exc}") from None
+
+
+def _build(document: Any, text: str) -> Contract:
+    if type(document) is not dict:
+        raise _Schema("the document must be a mapping of contract keys")
+    _no_unknown(document, ("version", "format", "checks", "pins", "retain"), "")
+    version = document.get("version", 1)
+    if type(version) is not int or version != 1:
+        raise _Schema("version: must be the integer 1")
+    fmt = document.get("format", "openai")
+    if fmt != "openai" or type(fmt) is not str:
+        raise _Schema("format: must be 'openai'")
+    checks = document.get("checks", {})
+    if type(checks) is not dict:
+        raise _Schema("checks: must be a mapping")
+    _no_unknown(checks, CHECK_KEYS, "checks")
+    tool_pairs, pending = _check(checks, "tool_pairs", {"allow_trailing_pending_call": False})
+    structure, policy = _check(checks, "structure", {"system_messages": "leading_only"})
+    if policy not in SYSTEM_POLICIES:
+        raise _Schema(f"checks.structure.system_messages: must be one of {', '.join(SYSTEM_POLICIES)}")
+    return Contract(
+        version=1,
+        format="openai",
+        tool_pairs=tool_pairs,
+        allow_trailing_pending_call=bool(pending),
+        unique_tool_ids=_check(checks, "unique_tool_ids", {})[0],
+        structure=structure,
+        system_messages=str(policy),
+        pinned_content=_check(checks, "pinned_content", {})[0],
+        retention=_check(checks, "retention", {})[0],
+        pins=_pins(document.get("pins", [])),
+        retain=_retain(document.get("retain", {})),
+        source_text=text,
+    )
+
+
+def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    for key in mapping:
+        if key not in allowed:
+            path = f"{where}.{key}" if where else key
+            raise _Schema(f"{path}: unknown key (allowed: {', '.join(allowed)})")
+
+
+def _check(checks: dict[str, Any], name: str, extras: dict[str, Any]) -> tuple[CheckSettings, Any]:
+    """One check block; returns its settings and its single extra option's value (if any)."""
+    where = f"checks.{name}"
+    extra_value = next(iter(extras.values()), None)
+    if name not in checks:
+        return CheckSettings(), extra_value
+    block = checks[name]
+    if type(block) is bool:
+        return CheckSettings(enabled=block), extra_value
+    if type(block) is not dict:
+        raise _Schema(f"{where}: must be a boolean or a mapping")
+    _no_unknown(block, ("enabled", "severity", *extras), where)
+    enabled = block.get("enabled", True)
+    if type(enabled) is not bool:
+        raise _Schema(f"{where}.enabled: must be a boolean")
+    severity = block.get("severity", "error")
+    if severity not in SEVERITIES or type(severity) is not str:
+        raise _Schema(f"{where}.severity: must be one of error, warning")
+    for key, default in extras.items():
+        extra_value = block.get(key, default)
+        if type(default) is bool and type(extra_value) is not bool:
+            raise _Schema(f"{where}.{key}: must be a boolean")
+        if type(default) is str and type(extra_value) is not str:
+            raise _Schema(f"{where}.{key}: must be one of {', '.join(SYSTEM_POLICIES)}")
+    return CheckSettings(enabled=enabled, severity=severity), extra_value
+
+
+def _pins(raw: Any) -> tuple[Pin, ...]:
+    if type(raw) is not list:
+        raise _Schema("pins: must be a list of pins")
+    pins: list[Pin] = []
+    seen: set[str] = set()
+    for index, item in enumerate(raw):
+        where = f"pins[{index}]"
+        if type(item) is not dict:
+            raise _Schema(f"{where}: must be a mapping")
+        _no_unknown(item, ("name", "role", "contains", "match", "severity"), where)
+        name = item.get("name")
+        if type(name) is not str or not name:
+            raise _Schema(f"{where}.name: must be a non-empty string")
+        if name in seen:
+            raise _Schema(f"{where}.name: duplicate pin name")
+        seen.add(name)
+        role, contains = item.get("role"), item.get("contains")
+        if (role is None) == (contains is None):
+            raise _Schema(f"{where}: set exactly one of role or contains")
+        if role is not None and (type(role) is not str or role not in ROLES):
+            raise _Schema(f"{where}.role: must be one of {', '.join(sorted(ROLES))}")
+        if contains is not None and (type(contains) is not str or not contains):
+            raise _Schema(f"{where}.contains: must be a non-empty string")
+        match = item.get("match", "exact")
+        if match != "exact" or type(match) is not str:
+            raise _Schema(f"{where}.match: must be 'exact'")
+        severity = item.get("severity")
+        if severity is not None and (type(severity) is not str or severity not in SEVERITIES):
+            raise _Schema(f"{where}.severity: must be error, warning or null")
+        pins.append(Pin(name=name, role=role, contains=contains, match=match, severity=severity))
+    return tuple(pins)
+
+
+def _retain(raw: Any) -> Retain:
+    if type(raw) is not dict:
+        raise _Schema("retain: must be a mapping")
+    _no_unknown(raw, ("latest_user_message", "recent_exchanges", "tool_results"), "retain")
+    latest = raw.get("latest_user_message")
+    if latest is not None and (type(latest) is not str or latest != "exact"):
+        raise _Schema("retain.latest_user_message: must be 'exact' or null")
+    window = raw.get("recent_exchanges", 0)
+    if type(window) is not int or window < 0:
+        raise _Schema("retain.recent_exchanges: must be an integer >= 0")
+    results = raw.get("tool_results")
+    if results is not None and (type(results) is not str or results != "complete"):
+        raise _Schema("retain.tool_results: must be 'complete' or null")
+    return Retain(latest_user_message=latest, recent_exchanges=window, tool_results=results)

@@ -1,0 +1,187 @@
+"""Strict JSON reading and canonical JSON writing.
+
+The fast path parses with orjson. orjson silently keeps the last of duplicate keys and turns
+integers beyond 64 bits into floats, so a cheap, conservative test decides whether the text could
+hide either; when it could, the exact (slower) standard-library path decides. Both paths accept
+and reject exactly the same documents and produce the same values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+MAX_DEPTH = 512
+"""Deepest array/object nesting accepted. Deeper input is an input error, never a crash."""
+
+_BOM = b"\xef\xbb\xbf"
+_BIG_FLOAT = 9.2e18  # orjson turns integers outside the 64-bit range into floats this large
+_WS_BEFORE_COLON = (b" :", b"\t:", b"\n:", b"\r:")
+
+
+class JSONProblem(ValueError):
+    """A JSON document is malformed; the message says what is wrong, without any location."""
+
+
+def strip_bom(data: bytes) -> bytes:
+    return data[3:] if data.startswith(_BOM) else data
+
+
+def loads_strict(data: bytes) -> Any:
+    """Parse JSON text, rejecting duplicate keys at any depth, non-finite numbers and deep nesting.
+
+    Raises `JSONProblem` with a short reason. `data` must not start with a BOM (strip it first
+    where a BOM is allowed).
+    """
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _loads_exact(data)
+    if _fast_result_is_exact(data, value):
+        return value
+    return _loads_exact(data)
+
+
+def _fast_result_is_exact(data: bytes, value: Any) -> bool:
+    """True when orjson's value is certainly what the exact parser would return.
+
+    `keys` counts the object members orjson kept. `upper` bounds from above the members written
+    in the text: every member name ends with an unescaped quote directly followed by a colon
+    (whitespace before a colon sends us to the exact path), and with no `\\\\":` in the text a
+    quote after one backslash is always escaped. So `upper == keys` proves nothing was dropped.
+    """
+    if b'\\\\":' in data:
+        return False
+    for pattern in _WS_BEFORE_COLON:
+        if pattern in data:
+            return False
+    try:
+        keys = _count_keys(value, 0)
+    except _NotExact:
+        return False
+    upper = data.count(b'":') - data.count(b'\\":')
+    return upper == keys
+
+
+class _NotExact(Exception):
+    pass
+
+
+def _count_keys(value: Any, depth: int) -> int:
+    if depth >= MAX_DEPTH:
+        raise _NotExact
+    count = 0
+    if type(value) is dict:
+        count = len(value)
+        items: Any = value.values()
+    elif type(value) is list:
+        items = value
+    else:
+        return 0
+    for item in items:
+        kind = type(item)
+        if kind is dict or kind is list:
+            count += _count_keys(item, depth + 1)
+        elif kind is float and (item >= _BIG_FLOAT or item <= -_BIG_FLOAT):
+            raise _NotExact
+    return count
+
+
+def _reject_constant(name: str) -> Any:
+    raise JSONProblem(f"non-finite number {name} is not allowed")
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in result:
+            raise JSONProblem(f"duplicate key {key!r}")
+        result[key] = item
+    return result
+
+
+def _parse_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise JSONProblem(f"number {text} is too large to be finite")
+    return number
+
+
+_EXACT_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook, parse_constant=_reject_constant, parse_float=_parse_float
+)
+
+
+def _loads_exact(data: bytes) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not text.strip():
+        raise JSONProblem("empty document")
+    try:
+        value = _EXACT_DECODER.decode(text)
+    except RecursionError:
+        raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise JSONProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    check_depth(value)
+    return value
+
+
+def check_depth(value: Any) -> None:
+    """Raise `JSONProblem` when `value` nests deeper than `MAX_DEPTH` (iteratively, no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if type(item) is dict:
+            children: Any = item.values()
+        elif type(item) is list or type(item) is tuple:
+            children = item
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
+
+
+_SORTED = orjson.OPT_SORT_KEYS
+
+
+def canonical(value: Any) -> bytes:
+    """Canonical JSON bytes: keys sorted at every depth, no whitespace, UTF-8 text.
+
+    Two JSON values are "identical" for the contract exactly when these bytes are equal. Values
+    orjson cannot write (integers beyond 64 bits, non-string keys from Python callers, lone
+    surrogates) fall back to the standard library with the same layout.
+    """
+    try:
+        return orjson.dumps(value, option=_SORTED)
+    except TypeError:
+        return _canonical_fallback(value)
+
+
+def _canonical_fallback(value: Any) -> bytes:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8", "surrogatepass")
+
+
+def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
+    """Deep-copy a Python value through JSON semantics (tuples become lists).
+
+    Refuses non-finite numbers, non-JSON values, unsortable keys and over-deep nesting by
+    raising `on_error(reason)`. This is how caller-supplied lists are detached and checked.
+    """
+    try:
+        check_depth(value)
+        # sort_keys makes mixed-type keys fail here, as they would in a canonical identity.
+        json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except JSONProblem as exc:
+        raise on_error(str(exc)) from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise on_error(f"must contain only finite JSON values ({exc})") from None

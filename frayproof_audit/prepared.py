@@ -1,0 +1,104 @@
+"""Facts taken from the before snapshot once, then compared against any number of afters.
+
+Mutation testing checks dozens of mutants against one before; everything here is computed
+once per (before, contract) pair and shared by every mutant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from frayproof_audit.contract import Contract
+from frayproof_audit.jsonio import canonical
+from frayproof_audit.model import text_parts
+from frayproof_audit.snapshot import Loaded
+
+
+@dataclass(frozen=True, slots=True)
+class PinFacts:
+    """For a role pin: (index, identity) of each before message of that role.
+    For a contains pin: the first before index whose text contains it (None: inactive)."""
+
+    role_messages: tuple[tuple[int, bytes], ...] = ()
+    text_index: int | None = None
+
+
+class ResultContents:
+    """The contents a retained result may have: plain strings kept as-is (cheap hashing),
+    anything else as canonical JSON."""
+
+    __slots__ = ("canonicals", "strings")
+
+    def __init__(self) -> None:
+        self.strings: set[str] = set()
+        self.canonicals: set[bytes] = set()
+
+    def add(self, content: Any) -> None:
+        if type(content) is str:
+            self.strings.add(content)
+        else:
+            self.canonicals.add(canonical(content))
+
+    def __contains__(self, content: object) -> bool:
+        if type(content) is str:
+            return content in self.strings
+        return canonical(content) in self.canonicals
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeFacts:
+    pins: tuple[PinFacts, ...]
+    exchanges: tuple[tuple[int, int, tuple[bytes, ...]], ...]
+    """Last N closed exchanges of before: (start, end, identities), oldest first."""
+    latest_user: tuple[int, bytes] | None
+    results: dict[str, ResultContents] | None
+
+
+def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
+    """Spans [u, u') between consecutive user messages holding an assistant or tool message."""
+    users = [index for index, role in enumerate(roles) if role == "user"]
+    spans = []
+    for start, end in zip(users, users[1:], strict=False):
+        if any(roles[k] in ("assistant", "tool") for k in range(start + 1, end)):
+            spans.append((start, end))
+    return spans
+
+
+def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
+    views = before.views
+    pins = []
+    for pin in contract.pins:
+        if pin.role is not None:
+            pins.append(PinFacts(role_messages=tuple(
+                (index, before.identity(index))
+                for index, view in enumerate(views) if view.role == pin.role
+            )))
+        else:
+            text = pin.contains or ""
+            first = next(
+                (index for index, view in enumerate(views)
+                 if any(text in part for part in text_parts(view.content))),
+                None,
+            )
+            pins.append(PinFacts(text_index=first))
+    retain = contract.retain
+    exchanges: list[tuple[int, int, tuple[bytes, ...]]] = []
+    if retain.recent_exchanges > 0:
+        spans = closed_exchanges([view.role for view in views])[-retain.recent_exchanges:]
+        exchanges = [
+            (start, end, tuple(before.identity(k) for k in range(start, end))) for start, end in spans
+        ]
+    latest_user = None
+    if retain.latest_user_message is not None:
+        for index in range(len(views) - 1, -1, -1):
+            if views[index].role == "user":
+                latest_user = (index, before.identity(index))
+                break
+    results: dict[str, ResultContents] | None = None
+    if retain.tool_results is not None:
+        results = {}
+        for view in views:
+            if view.role == "tool" and view.tool_call_id:
+                results.setdefault(view.tool_call_id, ResultContents()).add(view.content)
+    return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results)
