@@ -43,10 +43,19 @@ class Loaded:
 
     __slots__ = ("_identities", "views", "wire")
 
-    def __init__(self, wire: list[dict[str, Any]], views: list[MessageView]) -> None:
+    def __init__(
+        self,
+        wire: list[dict[str, Any]],
+        views: list[MessageView],
+        identities: list[bytes | None] | None = None,
+    ) -> None:
         self.wire = wire
         self.views = views
-        self._identities: list[bytes | None] = [None] * len(wire)
+        self._identities = identities if identities is not None else [None] * len(wire)
+
+    def known_identity(self, index: int) -> bytes | None:
+        """The identity if already computed (lets derived snapshots reuse it)."""
+        return self._identities[index]
 
     def __len__(self) -> int:
         return len(self.views)
