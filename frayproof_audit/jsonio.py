@@ -20,7 +20,7 @@ MAX_DEPTH = 512
 
 _BOM = b"\xef\xbb\xbf"
 _BIG_FLOAT = 9.2e18  # orjson turns integers outside the 64-bit range into floats this large
-_WS_BEFORE_COLON = (b" :", b"\t:", b"\n:", b"\r:")
+_WS_TO_SPACE = bytes.maketrans(b"\t\r\n", b"   ")
 
 
 class JSONProblem(ValueError):
@@ -41,9 +41,21 @@ def loads_strict(data: bytes) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _loads_exact(data)
-    if _fast_result_is_exact(data, value):
+    if _same_as_rewritten(data, value) or _fast_result_is_exact(data, value):
         return value
     return _loads_exact(data)
+
+
+def _same_as_rewritten(data: bytes, value: Any) -> bool:
+    """True when orjson writes `value` back as exactly `data` (compact logs written by orjson,
+    JavaScript or similar). Text equal to a serialization of a parsed value can hold no
+    duplicate key and no number that parsing changed, so the value is exact.
+    """
+    try:
+        written = orjson.dumps(value)
+    except TypeError:
+        return False
+    return written == data.rstrip(b"\r\n")
 
 
 def _fast_result_is_exact(data: bytes, value: Any) -> bool:
@@ -54,13 +66,10 @@ def _fast_result_is_exact(data: bytes, value: Any) -> bool:
     (whitespace before a colon sends us to the exact path), and with no `\\\\":` in the text a
     quote after one backslash is always escaped. So `upper == keys` proves nothing was dropped.
     """
-    if b'\\\\":' in data:
+    if b'\\\\":' in data or b" :" in data.translate(_WS_TO_SPACE):
         return False
-    for pattern in _WS_BEFORE_COLON:
-        if pattern in data:
-            return False
     try:
-        keys = _count_keys(value, 0)
+        keys = _count_keys([value], -1)
     except _NotExact:
         return False
     upper = data.count(b'":') - data.count(b'\\":')

@@ -6,6 +6,7 @@ once per (before, contract) pair and shared by every mutant.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,26 +25,11 @@ class PinFacts:
     text_index: int | None = None
 
 
-class ResultContents:
-    """The contents a retained result may have: plain strings kept as-is (cheap hashing),
-    anything else as canonical JSON."""
-
-    __slots__ = ("canonicals", "strings")
-
-    def __init__(self) -> None:
-        self.strings: set[str] = set()
-        self.canonicals: set[bytes] = set()
-
-    def add(self, content: Any) -> None:
-        if type(content) is str:
-            self.strings.add(content)
-        else:
-            self.canonicals.add(canonical(content))
-
-    def __contains__(self, content: object) -> bool:
-        if type(content) is str:
-            return content in self.strings
-        return canonical(content) in self.canonicals
+def content_key(content: Any) -> str | bytes:
+    """What `tool_results: complete` compares: strings as themselves (hashing a string is
+    cheaper than serializing it), anything else as canonical JSON bytes. A string never
+    equals bytes, so both kinds share one set."""
+    return content if type(content) is str else canonical(content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +38,14 @@ class BeforeFacts:
     exchanges: tuple[tuple[int, int, tuple[bytes, ...]], ...]
     """Last N closed exchanges of before: (start, end, identities), oldest first."""
     latest_user: tuple[int, bytes] | None
-    results: dict[str, ResultContents] | None
+    results: dict[str, set[str | bytes]] | None
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
     """Spans [u, u') between consecutive user messages holding an assistant or tool message."""
     users = [index for index, role in enumerate(roles) if role == "user"]
     spans = []
-    for start, end in zip(users, users[1:], strict=False):
+    for start, end in itertools.pairwise(users):
         if any(roles[k] in ("assistant", "tool") for k in range(start + 1, end)):
             spans.append((start, end))
     return spans
@@ -95,10 +81,10 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
             if views[index].role == "user":
                 latest_user = (index, before.identity(index))
                 break
-    results: dict[str, ResultContents] | None = None
+    results: dict[str, set[str | bytes]] | None = None
     if retain.tool_results is not None:
         results = {}
         for view in views:
             if view.role == "tool" and view.tool_call_id:
-                results.setdefault(view.tool_call_id, ResultContents()).add(view.content)
+                results.setdefault(view.tool_call_id, set()).add(content_key(view.content))
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results)

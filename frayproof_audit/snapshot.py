@@ -7,6 +7,7 @@ spellings of "no role" are the same kind of problem.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -51,7 +52,9 @@ class Loaded:
     ) -> None:
         self.wire = wire
         self.views = views
-        self._identities = identities if identities is not None else [None] * len(wire)
+        self._identities: list[bytes | None] = (
+            identities if identities is not None else [None] * len(wire)
+        )
 
     def known_identity(self, index: int) -> bytes | None:
         """The identity if already computed (lets derived snapshots reuse it)."""
@@ -139,36 +142,51 @@ def _fail(index: int, where: str, problem: str) -> InputError:
     return InputError(f"messages[{index}]{where} {problem}")
 
 
+_new_view = functools.partial(tuple.__new__, MessageView)
+_new_call = functools.partial(tuple.__new__, CallView)
+
+
 def _view(message: Any, index: int) -> MessageView:
+    """Validate one message (spec §1.3 steps 3–7) and return what the checks read.
+
+    The common shapes (plain strings, no calls) are settled with a few type tests; anything
+    else goes through the detailed checks that name the offending field.
+    """
     if type(message) is not dict:
         raise _fail(index, "", "must be an object")
-    role = message.get("role")
+    get = message.get
+    role = get("role")
+    content = get("content")
+    raw_calls = get("tool_calls")
+    tool_call_id = get("tool_call_id")
+    refusal = get("refusal")
     if role is None:
         role = ""
     elif type(role) is not str:
         raise _fail(index, ".role", "must be a string")
-    content = message.get("content")
     if content is not None and type(content) is not str:
-        if type(content) is not list:
-            raise _fail(index, ".content", "must be a string, an array of objects, or null")
-        for position, block in enumerate(content):
-            if type(block) is not dict:
-                raise _fail(index, f".content[{position}]", "must be an object")
-            if "type" in block and type(block["type"]) is not str:
-                raise _fail(index, f".content[{position}].type", "must be a string")
-    raw_calls = message.get("tool_calls")
+        _check_blocks(content, index)
     calls: tuple[CallView, ...] = ()
     if raw_calls is not None:
         if type(raw_calls) is not list:
             raise _fail(index, ".tool_calls", "must be an array or null")
-        calls = tuple(_call_view(call, index, position) for position, call in enumerate(raw_calls))
-    tool_call_id = message.get("tool_call_id")
+        if raw_calls:
+            calls = tuple([_call_view(call, index, position) for position, call in enumerate(raw_calls)])
     if tool_call_id is not None and type(tool_call_id) is not str:
         raise _fail(index, ".tool_call_id", "must be a string or null")
-    refusal = message.get("refusal")
     if refusal is not None and type(refusal) is not str:
         raise _fail(index, ".refusal", "must be a string or null")
-    return MessageView(role, content, calls, tool_call_id, refusal)
+    return _new_view((role, content, calls, tool_call_id, refusal))
+
+
+def _check_blocks(content: Any, index: int) -> None:
+    if type(content) is not list:
+        raise _fail(index, ".content", "must be a string, an array of objects, or null")
+    for position, block in enumerate(content):
+        if type(block) is not dict:
+            raise _fail(index, f".content[{position}]", "must be an object")
+        if "type" in block and type(block["type"]) is not str:
+            raise _fail(index, f".content[{position}].type", "must be a string")
 
 
 def _call_view(call: Any, index: int, position: int) -> CallView:
@@ -189,7 +207,7 @@ def _call_view(call: Any, index: int, position: int) -> CallView:
     call_type = call.get("type", "")
     if type(call_type) is not str:
         raise _fail(index, f"{where}.type", "must be a string")
-    return CallView(call_id, name, call_type)
+    return _new_call((call_id, name, call_type))
 
 
 NOT_A_LIST = "must be an array of message objects"
@@ -204,7 +222,7 @@ def load_list(messages: Any) -> Loaded:
     for index, message in enumerate(messages):
         if type(message) is not dict:
             raise _fail(index, "", "must be an object")
-        copied = plain_copy(message, lambda reason, i=index: _fail(i, "", reason))
+        copied = plain_copy(message, functools.partial(_fail, index, ""))
         views.append(_view(copied, index))
         detached.append(copied)
     return Loaded(detached, views)

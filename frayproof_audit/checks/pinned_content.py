@@ -42,9 +42,12 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 else:
                     found.append(Violation(NAME, pin_severity, "before", before_index, _ROLE_LOST,
                                            pin=pin.name))
-        elif facts.text_index is not None and pin.contains is not None:
-            if not any_text_contains(after, pin.contains):
-                found.append(Violation(NAME, pin_severity, "before", facts.text_index, _TEXT_LOST,
+        elif (
+            facts.text_index is not None
+            and pin.contains is not None
+            and not any_text_contains(after, pin.contains)
+        ):
+            found.append(Violation(NAME, pin_severity, "before", facts.text_index, _TEXT_LOST,
                                        pin=pin.name))
     return found
 

@@ -1,0 +1,129 @@
+"""The fast strict parser must equal the exact reference parser on every document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from frayproof_audit.jsonio import (
+    MAX_DEPTH,
+    JSONProblem,
+    _loads_exact,
+    canonical,
+    loads_strict,
+)
+
+
+def typed(value: Any) -> Any:
+    """A structure that also compares types (1 != 1.0 != True) and dict key order."""
+    if isinstance(value, dict):
+        return ("dict", [(k, typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+def outcome(parse: Any, data: bytes) -> Any:
+    try:
+        return ("ok", typed(parse(data)))
+    except JSONProblem:
+        return ("problem",)
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(alphabet=st.sampled_from('ab:"\\ \u00e9\n{}'), max_size=8),
+)
+keys = st.text(alphabet=st.sampled_from('ab:"\\ '), max_size=3)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(st.tuples(keys, inner), max_size=4),  # member lists may repeat keys
+    ),
+    max_leaves=20,
+)
+
+
+def write(value: Any, style: str) -> str:
+    """Serialize, writing tuples-lists as objects so duplicate keys can appear."""
+    sep = {"compact": (",", ":"), "spaced": (", ", ": "), "odd": (" ,", " : ")}[style]
+    if isinstance(value, list) and value and all(isinstance(x, tuple) for x in value):
+        members = [json.dumps(k) + sep[1] + write(v, style) for k, v in value]
+        return "{" + sep[0].join(members) + "}"
+    if isinstance(value, list):
+        return "[" + sep[0].join(write(v, style) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "{" + json.dumps(value[0]) + sep[1] + write(value[1], style) + "}"
+    return json.dumps(value, ensure_ascii=style == "spaced")
+
+
+@settings(max_examples=400, deadline=None)
+@given(values, st.sampled_from(["compact", "spaced", "odd"]))
+def test_fast_parser_equals_exact_parser(value: Any, style: str) -> None:
+    data = write(value, style).encode("utf-8")
+    assert outcome(loads_strict, data) == outcome(_loads_exact, data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":1,"a":2}',
+        '[{"x":{"a":1,"a":1}}]',
+        '{"a" :1,"a":2}',
+        '{"a":1,"a":"\\u0022:"}',
+        '{"a\\\\":1,"a\\\\":2}',
+        '[NaN]',
+        '[Infinity]',
+        '[-Infinity]',
+        '[1e999]',
+        '',
+        '[] []',
+        '{',
+    ],
+)
+def test_rejected_documents(text: str) -> None:
+    with pytest.raises(JSONProblem):
+        loads_strict(text.encode())
+
+
+def test_big_integers_stay_integers() -> None:
+    assert loads_strict(b"[18446744073709551616, -9223372036854775809]") == [
+        18446744073709551616,
+        -9223372036854775809,
+    ]
+    assert type(loads_strict(b"[18446744073709551616]")[0]) is int
+
+
+def test_lone_surrogate_is_accepted_like_the_standard_library() -> None:
+    assert loads_strict(b'["\\ud800"]') == ["\ud800"]
+    assert canonical(["\ud800"]) == '["\ud800"]'.encode("utf-8", "surrogatepass")
+
+
+def test_nesting_limit() -> None:
+    ok = b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1)
+    assert loads_strict(ok) is not None
+    for depth in (MAX_DEPTH + 1, 100_000):
+        with pytest.raises(JSONProblem, match="nested deeper"):
+            loads_strict(b"[" * depth + b"]" * depth)
+
+
+def test_bad_utf8() -> None:
+    with pytest.raises(JSONProblem, match="UTF-8"):
+        loads_strict(b'["\xff"]')
+
+
+def test_canonical_is_key_order_free_and_type_strict() -> None:
+    assert canonical({"b": 1, "a": [1, 2]}) == canonical({"a": [1, 2], "b": 1})
+    assert canonical([1]) != canonical([1.0])
+    assert canonical([0.0]) != canonical([-0.0])
+    assert canonical([True]) != canonical([1])
+    assert canonical([1e2]) == canonical([100.0])
+    assert canonical({"k": "\u00e9"}) == '{"k":"\u00e9"}'.encode()
