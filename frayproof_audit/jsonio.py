@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +21,6 @@ MAX_DEPTH = 512
 
 _BOM = b"\xef\xbb\xbf"
 _BIG_FLOAT = 9.2e18  # orjson turns integers outside the 64-bit range into floats this large
-_WS_TO_SPACE = bytes.maketrans(b"\t\r\n", b"   ")
 
 
 class JSONProblem(ValueError):
@@ -51,29 +51,61 @@ def _same_as_rewritten(data: bytes, value: Any) -> bool:
     JavaScript or similar). Text equal to a serialization of a parsed value can hold no
     duplicate key and no number that parsing changed, so the value is exact.
     """
+    head = data[:256]
+    if b'": ' in head or b'", ' in head:
+        return False  # spaced separators (Python's json.dumps): a compact rewrite cannot match
     try:
         written = orjson.dumps(value)
     except TypeError:
         return False
-    return written == data.rstrip(b"\r\n")
+    return data.startswith(written) and data[len(written):] in (b"", b"\n", b"\r\n")
+
+
+_QUOTE_SPACE_COLON = re.compile(rb'"[ \t\r\n]+:')
 
 
 def _fast_result_is_exact(data: bytes, value: Any) -> bool:
     """True when orjson's value is certainly what the exact parser would return.
 
-    `keys` counts the object members orjson kept. `upper` bounds from above the members written
-    in the text: every member name ends with an unescaped quote directly followed by a colon
-    (whitespace before a colon sends us to the exact path), and with no `\\\\":` in the text a
-    quote after one backslash is always escaped. So `upper == keys` proves nothing was dropped.
+    `keys` counts the object members orjson kept. `bound` counts, from above, the members the
+    text holds: every member name ends with an unescaped quote, then optional whitespace, then a
+    colon, and a quote is unescaped exactly when an even run of backslashes precedes it. The
+    only other such quotes open a string that starts with a colon, which can only raise the
+    bound. So `bound == keys` proves no member was dropped.
     """
-    if b'\\\\":' in data or b" :" in data.translate(_WS_TO_SPACE):
-        return False
     try:
         keys = _count_keys([value], -1)
     except _NotExact:
         return False
-    upper = data.count(b'":') - data.count(b'\\":')
-    return upper == keys
+    bound = _count_unescaped(data, b'":')
+    body = data.rstrip(b"\r\n")
+    if b" :" in body or b"\t" in body or b"\n" in body or b"\r" in body:
+        for match in _QUOTE_SPACE_COLON.finditer(body):
+            if _backslashes_before(body, match.start()) % 2 == 0:
+                bound += 1
+    return bound == keys
+
+
+def _count_unescaped(data: bytes, tail: bytes) -> int:
+    """Occurrences of `tail` (which starts with a quote) whose quote is not escaped.
+
+    `data.count(m backslashes + tail)` counts the places with at least m backslashes before the
+    quote; the alternating sum keeps exactly those with an even run.
+    """
+    total, sign, run = 0, 1, 0
+    while True:
+        found = data.count(b"\\" * run + tail)
+        if not found:
+            return total
+        total += sign * found
+        sign, run = -sign, run + 1
+
+
+def _backslashes_before(data: bytes, position: int) -> int:
+    run = 0
+    while position - run - 1 >= 0 and data[position - run - 1] == 0x5C:
+        run += 1
+    return run
 
 
 class _NotExact(Exception):

@@ -41,7 +41,7 @@ scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(alphabet=st.sampled_from('ab:"\\ \u00e9\n{}'), max_size=8),
 )
-keys = st.text(alphabet=st.sampled_from('ab:"\\ '), max_size=3)
+keys = st.text(alphabet=st.sampled_from('ab:"\\ '), max_size=5)
 values = st.recursive(
     scalars,
     lambda inner: st.one_of(
@@ -54,7 +54,12 @@ values = st.recursive(
 
 def write(value: Any, style: str) -> str:
     """Serialize, writing tuples-lists as objects so duplicate keys can appear."""
-    sep = {"compact": (",", ":"), "spaced": (", ", ": "), "odd": (" ,", " : ")}[style]
+    sep = {
+        "compact": (",", ":"),
+        "spaced": (", ", ": "),
+        "odd": (" ,", " : "),
+        "layout": (",\n\t", "\r\n :\t"),
+    }[style]
     if isinstance(value, list) and value and all(isinstance(x, tuple) for x in value):
         members = [json.dumps(k) + sep[1] + write(v, style) for k, v in value]
         return "{" + sep[0].join(members) + "}"
@@ -65,8 +70,8 @@ def write(value: Any, style: str) -> str:
     return json.dumps(value, ensure_ascii=style == "spaced")
 
 
-@settings(max_examples=400, deadline=None)
-@given(values, st.sampled_from(["compact", "spaced", "odd"]))
+@settings(max_examples=600, deadline=None)
+@given(values, st.sampled_from(["compact", "spaced", "odd", "layout"]))
 def test_fast_parser_equals_exact_parser(value: Any, style: str) -> None:
     data = write(value, style).encode("utf-8")
     assert outcome(loads_strict, data) == outcome(_loads_exact, data)
@@ -127,3 +132,32 @@ def test_canonical_is_key_order_free_and_type_strict() -> None:
     assert canonical([True]) != canonical([1])
     assert canonical([1e2]) == canonical([100.0])
     assert canonical({"k": "\u00e9"}) == '{"k":"\u00e9"}'.encode()
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"a": [1, {"b": "x"}], "c": "é"},
+        {"args": json.dumps({"path": "/x", "q": 'say "hi": now'}), "text": "a : b ? c : d"},
+        {"k\\": "v\\\\", "nested": json.dumps(json.dumps({"deep": 1}))},
+    ],
+)
+@pytest.mark.parametrize("writer", ["orjson", "json.dumps", "json.dumps-indent"])
+def test_common_logs_never_need_the_slow_parser(
+    document: Any, writer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import orjson
+
+    import frayproof_audit.jsonio as jsonio
+
+    data = {
+        "orjson": lambda d: orjson.dumps(d),
+        "json.dumps": lambda d: json.dumps(d).encode(),
+        "json.dumps-indent": lambda d: json.dumps(d, indent=2).encode(),
+    }[writer](document)
+
+    def refuse(_: bytes) -> Any:
+        raise AssertionError("took the exact path")
+
+    monkeypatch.setattr(jsonio, "_loads_exact", refuse)
+    assert jsonio.loads_strict(data + b"\n") == document
