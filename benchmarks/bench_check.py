@@ -1,0 +1,388 @@
+"""bench_check: pairs/second for strict parsing + loading + checking one JSONL record at a time.
+
+A corpus worker's inner loop is: parse the line strictly (`jsonio.loads_strict`), load `before`
+and `after` (`snapshot.load_wire`), check the pair (`engine.check_loaded`). This benchmark runs
+that loop over a realistic generated corpus and prints, from one run on the same lines:
+
+* the bare `orjson.loads` rate (the ceiling: no strictness, no checking);
+* our rate, and its ratio to orjson (target >= 50%);
+* frayproof 0.1.0's rate where its environment exists (`benchmarks.peer`), measured the way a
+  frayproof user would process a log: `json.loads` with frayproof's own duplicate-key hook (as
+  its file loader parses), then `frayproof.check(before, after, contract)` on the lists — and
+  our ratio to it (floor 3x). Both verdict sequences are compared line by line.
+
+Passes are interleaved and repeated; the best pass counts (least disturbed by other load).
+`--stages` adds a per-stage breakdown of our path and `--profile` a cProfile listing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import io
+import os
+import platform
+import pstats
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchmarks import corpus, peer
+from frayproof_audit import engine, jsonio, snapshot
+from frayproof_audit.contract import Contract
+from frayproof_audit.errors import InputError
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEFAULT_PAIRS = 800
+QUICK_PAIRS = 60
+TARGET_VS_ORJSON = 0.5
+FLOOR_VS_FRAYPROOF = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """The best pass of one contender over `pairs` lines totalling `megabytes`."""
+
+    label: str
+    seconds: float
+    pairs: int
+    megabytes: float
+
+    @property
+    def pairs_per_s(self) -> float:
+        return self.pairs / self.seconds
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.megabytes / self.seconds
+
+
+def corpus_file(data_dir: Path, pairs: int, seed: int) -> Path:
+    """The cached corpus for these parameters, generated on first use (key includes the
+    generator revision, so a changed generator never reuses stale data)."""
+    path = data_dir / f"check-v{corpus.CORPUS_VERSION}-seed{seed}-{pairs}.jsonl"
+    if not path.exists():
+        print(f"generating {pairs} pairs into {path} (cached for later runs) ...", flush=True)
+        corpus.write_jsonl(path, n_pairs=pairs, seed=seed)
+    return path
+
+
+def check_line(line: bytes, contract: Contract) -> str:
+    """Our whole per-record path; 'P' passed, 'F' failed, 'E' input error."""
+    try:
+        record = jsonio.loads_strict(line)
+        if type(record) is not dict:
+            return "E"
+        before, after = record.get("before"), record.get("after")
+        if type(before) is not list or type(after) is not list:
+            return "E"
+        report = engine.check_loaded(snapshot.load_wire(before), snapshot.load_wire(after), contract)
+    except (jsonio.JSONProblem, InputError):
+        return "E"
+    return "P" if report.passed else "F"
+
+
+def ours_pass(lines: Sequence[bytes], contract: Contract) -> str:
+    return "".join([check_line(line, contract) for line in lines])
+
+
+def orjson_pass(lines: Sequence[bytes]) -> None:
+    for line in lines:
+        _orjson_or_none(line)
+
+
+def best_seconds(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best wall time of each pass; passes are interleaved so background load hits all alike."""
+    best = dict.fromkeys(passes, float("inf"))
+    for _ in range(repeat):
+        for name, run in passes.items():
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+# frayproof's side, run by the peer interpreter. Its loader reads a file with
+# `json.loads(text, object_pairs_hook=_object_pairs)`; a log line gets the same treatment.
+PEER_SCRIPT = r"""
+import gc, json, sys, time
+from pathlib import Path
+import frayproof
+from frayproof.errors import InputError
+from frayproof.loaders.openai import _object_pairs
+
+corpus_path, contract_path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lines = Path(corpus_path).read_bytes().splitlines()
+contract = frayproof.load_contract(contract_path)
+
+def check_line(line):
+    try:
+        record = json.loads(line.decode("utf-8"), object_pairs_hook=_object_pairs)
+        report = frayproof.check(record["before"], record["after"], contract)
+    except (InputError, ValueError, KeyError, TypeError):
+        return "E"
+    return "P" if report.passed else "F"
+
+def timed(run):
+    gc.collect()
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
+
+best, verdicts = float("inf"), ""
+for _ in range(repeat):
+    seconds, verdicts = timed(lambda: "".join([check_line(line) for line in lines]))
+    best = min(best, seconds)
+result = {"seconds": best, "verdicts": verdicts, "python": sys.version.split()[0],
+          "frayproof": getattr(frayproof, "__version__", "?")}
+try:
+    import orjson
+except ImportError:
+    pass
+else:
+    def orjson_pass():
+        for line in lines:
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+    result["orjson_seconds"] = min(timed(orjson_pass)[0] for _ in range(repeat))
+print(json.dumps(result))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PeerResult:
+    rate: Rate
+    verdicts: str
+    version: str
+    orjson_rate: Rate | None
+
+
+def measure_peer(path: Path, pairs: int, megabytes: float, repeat: int) -> PeerResult | str:
+    """frayproof's rate on the same file, or the reason it could not be measured."""
+    if peer.peer_python() is None:
+        return f"no frayproof environment (run `make peer` or set {peer.PEER_ENV})"
+    with tempfile.TemporaryDirectory() as scratch:
+        contract_path = corpus.write_contract(Path(scratch) / "contract.yaml")
+        try:
+            found = peer.run_peer(PEER_SCRIPT, [str(path), str(contract_path), str(repeat)])
+        except peer.PeerError as exc:
+            return str(exc)
+    orjson_rate = None
+    if "orjson_seconds" in found:
+        orjson_rate = Rate("orjson (peer)", found["orjson_seconds"], pairs, megabytes)
+    version = f"frayproof {found['frayproof']} on Python {found['python']}"
+    return PeerResult(Rate("frayproof", found["seconds"], pairs, megabytes), found["verdicts"],
+                      version, orjson_rate)
+
+
+def _row(rate: Rate) -> str:
+    return f"  {rate.label:<34} {rate.pairs_per_s:>10.1f} pairs/s {rate.mb_per_s:>9.1f} MB/s"
+
+
+def report(orjson_rate: Rate, ours: Rate, verdicts: str, peer_result: PeerResult | str) -> None:
+    print(_row(orjson_rate))
+    print(_row(ours))
+    share = ours.pairs_per_s / orjson_rate.pairs_per_s
+    mark = "ok" if share >= TARGET_VS_ORJSON else "BELOW TARGET"
+    print(f"  ours / orjson       {share:6.1%}   (target >= {TARGET_VS_ORJSON:.0%}: {mark})")
+    counts = {kind: verdicts.count(kind) for kind in "PFE"}
+    print(f"  our verdicts: {counts['P']} passed, {counts['F']} failed, {counts['E']} input errors")
+    if isinstance(peer_result, str):
+        print(f"  frayproof: skipped ({peer_result})")
+        return
+    print(_row(peer_result.rate) + f"   [{peer_result.version}]")
+    speedup = ours.pairs_per_s / peer_result.rate.pairs_per_s
+    mark = "ok" if speedup >= FLOOR_VS_FRAYPROOF else "BELOW FLOOR"
+    print(f"  ours / frayproof    {speedup:6.2f}x  (floor >= {FLOOR_VS_FRAYPROOF:.0f}x: {mark})")
+    print(f"  frayproof / orjson  {peer_result.rate.pairs_per_s / orjson_rate.pairs_per_s:6.1%}")
+    if peer_result.orjson_rate is not None:
+        own = peer_result.rate.pairs_per_s / peer_result.orjson_rate.pairs_per_s
+        print(f"  frayproof / orjson in its own interpreter {own:6.1%}")
+    disagree = [i for i, (a, b) in enumerate(zip(verdicts, peer_result.verdicts, strict=False)) if a != b]
+    if len(verdicts) != len(peer_result.verdicts) or disagree:
+        print(f"  WARNING: verdicts differ from frayproof on {len(disagree)} lines, "
+              f"first at line {disagree[0] + 1 if disagree else '?'}")
+    else:
+        print(f"  verdicts agree with frayproof on all {len(verdicts)} lines")
+
+
+EXACTNESS_PROOFS = ("_same_as_rewritten", "_fast_result_is_exact")
+"""jsonio's cheap proofs that orjson's value is exact, in the order `loads_strict` tries them."""
+
+STAGE_CHUNK = 8
+"""Records alive at once while staging: a worker's heap stays small, and a large live heap
+would make every garbage collection (and so every allocating stage) look slower."""
+
+
+def stage_seconds(lines: Sequence[bytes], contract: Contract, repeat: int) -> list[tuple[str, float]]:
+    """CPU seconds per stage of our path over all lines.
+
+    Lines are processed a few at a time; each stage is timed on the chunk `repeat` times and the
+    best counts, so short bursts of other load on the machine hardly matter. CPU time
+    (`time.process_time`), not wall time, for the same reason. Uses engine internals
+    (`EXACTNESS_PROOFS`, `jsonio._count_keys`, `_loads_exact`, `checks.CHECKS`) where they
+    exist, so rows disappear rather than break when those change. Identities are
+    computed lazily by whichever stage first needs them, as in a real run.
+    """
+    totals: dict[str, float] = {}
+    for start in range(0, len(lines), STAGE_CHUNK):
+        best: dict[str, float] = {}
+        for _ in range(repeat):
+            found: dict[str, float] = {}
+            _stage_chunk(lines[start: start + STAGE_CHUNK], contract, found)
+            for name, value in found.items():
+                best[name] = min(best.get(name, float("inf")), value)
+        for name, value in best.items():
+            totals[name] = totals.get(name, 0.0) + value
+    return list(totals.items())
+
+
+def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, float]) -> None:
+    from frayproof_audit import checks, prepared
+
+    def timed(name: str, function: Callable[..., Any], items: Sequence[Any]) -> list[Any]:
+        start = time.process_time()
+        results = [function(*item) for item in items]
+        totals[name] = totals.get(name, 0.0) + time.process_time() - start
+        return results
+
+    single = [(line,) for line in chunk]
+    timed("whole path (check_line)", check_line, [(line, contract) for line in chunk])
+    values = timed("orjson.loads", _orjson_or_none, single)
+    timed("jsonio.loads_strict", _strict_or_none, single)
+    pending = [(line, value) for line, value in zip(chunk, values, strict=True) if value is not None]
+    for proof_name in EXACTNESS_PROOFS:
+        proof = getattr(jsonio, proof_name, None)
+        if proof is None or not pending:
+            continue
+        verdicts = timed(f"  proof {proof_name}", proof, pending)
+        proved = [(value, 0) for (_, value), ok in zip(pending, verdicts, strict=True) if ok]
+        pending = [item for item, ok in zip(pending, verdicts, strict=True) if not ok]
+        _count(totals, f"  (lines proved by {proof_name})", len(proved))
+        count_keys = getattr(jsonio, "_count_keys", None)
+        if proof_name == "_fast_result_is_exact" and count_keys is not None:
+            timed("    of which the _count_keys walk (proved lines)", count_keys, proved)
+    exact = getattr(jsonio, "_loads_exact", None)
+    if exact is not None:
+        timed("  stdlib exact parse of the unproved lines", _exact_or_none,
+              [(exact, line) for line, _ in pending])
+        _count(totals, "  (lines left to the stdlib parser)", len(pending))
+    records = [(value,) for value in values if _is_pair(value)]
+    loaded = timed("load_wire before + after", lambda r: (snapshot.load_wire(r["before"]),
+                                                          snapshot.load_wire(r["after"])), records)
+    facts = timed("prepare_before (computes before identities)", prepared.prepare_before,
+                  [(before, contract) for before, _ in loaded])
+    for module in checks.CHECKS:
+        severity = getattr(contract, module.SETTINGS).severity
+        timed(f"check {module.NAME}", module.find,
+              [(after, contract, before_facts, severity) for (_, after), before_facts in zip(
+                  loaded, facts, strict=True)])
+    _count(totals, "  (after identities computed)", sum(_computed_identities(a) for _, a in loaded))
+    messages = [(m,) for (r,) in records for m in (*r["before"], *r["after"])]
+    _count(totals, "  (messages)", len(messages))
+    timed("message_identity of every message (for scale)", snapshot.message_identity, messages)
+
+
+def _count(totals: dict[str, float], name: str, amount: int) -> None:
+    totals[name] = totals.get(name, 0) + amount
+
+
+def _is_pair(value: Any) -> bool:
+    return type(value) is dict and type(value.get("before")) is list and type(value.get("after")) is list
+
+
+def _orjson_or_none(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _strict_or_none(line: bytes) -> Any:
+    try:
+        return jsonio.loads_strict(line)
+    except jsonio.JSONProblem:
+        return None
+
+
+def _exact_or_none(exact: Callable[[bytes], Any], line: bytes) -> Any:
+    try:
+        return exact(line)
+    except jsonio.JSONProblem:
+        return None
+
+
+def _computed_identities(loaded: snapshot.Loaded) -> int:
+    known = getattr(loaded, "known_identity", None)
+    return 0 if known is None else sum(known(i) is not None for i in range(len(loaded)))
+
+
+def print_stages(lines: Sequence[bytes], contract: Contract, repeat: int) -> None:
+    rows = stage_seconds(lines, contract, repeat)
+    print(f"\nstages of our path over {len(lines)} records (CPU time, best of {repeat} per chunk; "
+          "ms per record):")
+    for name, value in rows:
+        if name.startswith("  ("):
+            print(f"  {name.strip():<52} {int(value):>10}")
+        else:
+            print(f"  {name:<52} {value:8.3f} s {1000 * value / len(lines):8.3f} ms")
+
+
+def print_profile(lines: Sequence[bytes], contract: Contract, top: int = 30) -> None:
+    """cProfile of our pass, by own time (what to optimise first)."""
+    profiler = cProfile.Profile()
+    profiler.runcall(ours_pass, lines, contract)
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    print(out.getvalue())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_check", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small corpus, one pass each")
+    parser.add_argument("--pairs", type=int, help=f"corpus size (default {DEFAULT_PAIRS})")
+    parser.add_argument("--seed", type=int, default=0, help="corpus seed (default 0)")
+    parser.add_argument("--repeat", type=int, help="passes per contender; the best counts")
+    parser.add_argument("--corpus", type=Path, help="use this JSONL file instead of generating")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where corpora are cached")
+    parser.add_argument("--no-peer", action="store_true", help="skip the frayproof column")
+    parser.add_argument("--stages", action="store_true", help="add a per-stage breakdown")
+    parser.add_argument("--profile", action="store_true", help="add a cProfile listing")
+    args = parser.parse_args(argv)
+    pairs = args.pairs or (QUICK_PAIRS if args.quick else DEFAULT_PAIRS)
+    repeat = args.repeat or (1 if args.quick else 3)
+    path = args.corpus or corpus_file(args.data_dir, pairs, args.seed)
+    lines = path.read_bytes().splitlines()
+    megabytes = sum(map(len, lines)) / 1e6
+    contract = corpus.bench_contract()
+    print(f"bench_check: {len(lines)} records, {megabytes:.1f} MB ({path.name}); "
+          f"Python {platform.python_version()}, {os.cpu_count()} CPUs, best of {repeat}")
+    verdicts = ours_pass(lines, contract)  # warm-up, and the verdicts to compare
+    best = best_seconds({"orjson": lambda: orjson_pass(lines),
+                         "ours": lambda: ours_pass(lines, contract)}, repeat)
+    peer_result: PeerResult | str = "disabled (--no-peer)"
+    if not args.no_peer:
+        peer_result = measure_peer(path, len(lines), megabytes, max(1, min(repeat, 2)))
+    report(Rate("orjson.loads (no checks)", best["orjson"], len(lines), megabytes),
+           Rate("ours: strict parse + load + check", best["ours"], len(lines), megabytes),
+           verdicts, peer_result)
+    if args.stages:
+        print_stages(lines, contract, repeat)
+    if args.profile:
+        print_profile(lines, contract)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

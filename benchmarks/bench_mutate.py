@@ -1,0 +1,243 @@
+"""Mutated pairs per second: our fast path, our `verify=True` reference path, and frayproof.
+
+Realistic pairs (10-400 message sessions with parallel tool calls, tool results of 50 B to
+20 KB, compacted by good strategies so every baseline passes and all mutants are judged) come
+from `benchmarks.corpus` when it is importable, else from the small generator below. Each pair
+is stored as JSON bytes. Our paths start from those bytes (strict parse, load, mutate); the
+frayproof peer (`.peer/bin/python`, installed by `make peer`) gets the same pairs as parsed
+lists and times only its `run_mutations` calls, inside its own process. Per-pair counts of both
+tools are compared, so the figures are for identical results.
+
+    python -m benchmarks.bench_mutate [--pairs 60] [--seed 7] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`benchmarks` importable
+    sys.path.insert(0, str(REPO))
+
+from frayproof_audit.contract import Contract, parse_contract  # noqa: E402
+from frayproof_audit.mutate import mutate_pair, run_mutations  # noqa: E402
+from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes  # noqa: E402
+
+PEER = REPO / ".peer" / "bin" / "python"
+
+FALLBACK_CONTRACT = """\
+checks:
+  tool_pairs:
+    allow_trailing_pending_call: true
+pins:
+  - name: system-prompt
+    role: system
+retain:
+  latest_user_message: exact
+  recent_exchanges: 2
+  tool_results: complete
+"""
+
+Pair = tuple[list[Any], list[Any]]
+Counts = list[int]
+
+
+# ------------------------------------------------------------------ pairs
+
+def corpus_pairs(count: int, seed: int) -> tuple[list[Pair], str, str]:
+    """(pairs, contract YAML, source name): `benchmarks.corpus` if present, else our own."""
+    try:
+        from benchmarks import corpus
+    except Exception:  # absent or broken: the benchmark must still run
+        return local_pairs(count, seed), FALLBACK_CONTRACT, "bench_mutate's local generator"
+    rng = random.Random(seed)
+    good = list(corpus.GOOD_COMPACTORS)
+    pairs = []
+    for _ in range(count):
+        record = corpus.generate_pair(rng, compactor=rng.choice(good))
+        pairs.append((record["before"], record["after"]))
+    return pairs, corpus.BENCH_CONTRACT, "benchmarks.corpus"
+
+
+_WORDS = ("read", "write", "patch", "config", "deploy", "error", "value", "index", "query",
+          "cache", "node", "table", "the", "a", "of", "build", "test", "log", "user", "data")
+
+
+def _text(rng: random.Random, size: int) -> str:
+    words: list[str] = []
+    length = 0
+    while length < size:
+        word = rng.choice(_WORDS)
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)[:size]
+
+
+def _session(rng: random.Random, size: int) -> list[Any]:
+    messages: list[Any] = [{"role": "system", "content": "You are a careful agent. "
+                            + _text(rng, 300)}]
+    counter = 0
+    while len(messages) < size - 1:
+        messages.append({"role": "user", "content": _text(rng, rng.randint(20, 400))})
+        for _ in range(rng.randint(0, 3)):
+            calls = []
+            for _ in range(rng.choice((1, 1, 2, 3, 4))):
+                counter += 1
+                calls.append({"id": f"call_{counter:06d}", "type": "function",
+                              "function": {"name": rng.choice(_WORDS),
+                                           "arguments": json.dumps({"path": _text(rng, 20)})}})
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            for call in rng.sample(calls, len(calls)):
+                length = int(math.exp(rng.uniform(math.log(50), math.log(20_000))))
+                messages.append({"role": "tool", "tool_call_id": call["id"],
+                                 "content": _text(rng, length)})
+        messages.append({"role": "assistant", "content": _text(rng, rng.randint(20, 300))})
+    messages.append({"role": "user", "content": _text(rng, 100)})
+    return messages
+
+
+def _compact(messages: list[Any], keep: int) -> list[Any]:
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    spans = [(a, b) for a, b in itertools.pairwise(users)
+             if any(messages[k]["role"] in ("assistant", "tool") for k in range(a + 1, b))]
+    if len(spans) <= keep:
+        return list(messages)
+    start = spans[-keep][0]
+    return [messages[0], {"role": "assistant", "content": "Summary of earlier work."},
+            *messages[start:]]
+
+
+def local_pairs(count: int, seed: int) -> list[Pair]:
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(count):
+        size = int(math.exp(rng.uniform(math.log(10), math.log(400))))
+        before = _session(rng, size)
+        pairs.append((before, _compact(before, rng.randint(2, 4))))
+    return pairs
+
+
+# ------------------------------------------------------------------ timing
+
+def _best_of(repeat: int, run: Callable[[], list[Counts]]) -> tuple[float, list[Counts]]:
+    best, counts = math.inf, []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        counts = run()
+        best = min(best, time.perf_counter() - start)
+    return best, counts
+
+
+def time_ours(blobs: Sequence[tuple[bytes, bytes]], contract: Contract, repeat: int,
+              verify: bool) -> tuple[float, list[Counts]]:
+    def run() -> list[Counts]:
+        counts = []
+        for before, after in blobs:
+            report = mutate_pair(load_wire(parse_snapshot_bytes(before)),
+                                 load_wire(parse_snapshot_bytes(after)), contract, verify=verify)
+            counts.append([report.caught, report.survived, report.skipped])
+        return counts
+
+    return _best_of(repeat, run)
+
+
+def time_api(pairs: Sequence[Pair], contract: Contract, repeat: int) -> tuple[float, list[Counts]]:
+    def run() -> list[Counts]:
+        counts = []
+        for before, after in pairs:
+            report = run_mutations(before, contract=contract, after=after)
+            counts.append([report.caught, report.survived, report.skipped])
+        return counts
+
+    return _best_of(repeat, run)
+
+
+PEER_CODE = r"""
+import json, sys, time
+from frayproof.mutate import run_mutations
+pairs = json.load(open(sys.argv[1], encoding="utf-8"))
+contract = sys.argv[2]
+start = time.perf_counter()
+counts = []
+for before, after in pairs:
+    report = run_mutations(before, lambda _messages, after=after: after, contract)
+    counts.append([report.caught, report.survived, report.skipped])
+print(json.dumps({"seconds": time.perf_counter() - start, "counts": counts}))
+"""
+
+
+def time_frayproof(pairs: Sequence[Pair], contract_text: str) -> tuple[float, list[Counts]] | None:
+    if not PEER.exists():
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder) / "pairs.json"
+        data.write_bytes(orjson.dumps(list(pairs)))
+        contract = Path(folder) / "contract.yaml"
+        contract.write_text(contract_text, encoding="utf-8")
+        done = subprocess.run([str(PEER), "-c", PEER_CODE, str(data), str(contract)],
+                              capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"frayproof peer failed:\n{done.stderr}")
+    result = json.loads(done.stdout)
+    return float(result["seconds"]), result["counts"]
+
+
+# ------------------------------------------------------------------ report
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=60, help="pairs to mutate (default 60)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N for our paths")
+    options = parser.parse_args(argv)
+
+    pairs, contract_text, source = corpus_pairs(options.pairs, options.seed)
+    contract = parse_contract(contract_text, "<benchmark contract>")
+    blobs = [(orjson.dumps(before), orjson.dumps(after)) for before, after in pairs]
+    size = sum(len(b) + len(a) for b, a in blobs)
+    messages = sum(len(after) for _, after in pairs)
+    print(f"{len(pairs)} pairs from {source}: {size / 1e6:.1f} MB, "
+          f"{messages} output messages (mean {messages / len(pairs):.0f})")
+
+    fast, fast_counts = time_ours(blobs, contract, options.repeat, verify=False)
+    mutants = sum(sum(c) for c in fast_counts)
+    print(f"  fast path (bytes -> report):   {len(pairs) / fast:9.1f} pairs/s  "
+          f"({mutants / fast:,.0f} mutants/s, {mutants} mutants)")
+    api, api_counts = time_api(pairs, contract, options.repeat)
+    print(f"  fast path via run_mutations:   {len(pairs) / api:9.1f} pairs/s  "
+          "(Python lists, detached and validated by load_list)")
+    slow, slow_counts = time_ours(blobs, contract, 1, verify=True)
+    print(f"  verify=True (reference path):  {len(pairs) / slow:9.1f} pairs/s")
+    if not fast_counts == api_counts == slow_counts:
+        print("  MISMATCH between our paths", file=sys.stderr)
+        return 1
+
+    peer = time_frayproof(pairs, contract_text)
+    if peer is None:
+        print(f"  frayproof 0.1.0: skipped ({PEER} not found; `make peer` installs it)")
+        return 0
+    seconds, peer_counts = peer
+    print(f"  frayproof 0.1.0 run_mutations: {len(pairs) / seconds:9.1f} pairs/s")
+    print(f"  ratio fast / frayproof:        {seconds / fast:9.1f}x")
+    print(f"  ratio run_mutations / frayproof: {seconds / api:7.1f}x")
+    print(f"  ratio verify / frayproof:      {seconds / slow:9.1f}x")
+    agree = peer_counts == fast_counts
+    print(f"  per-pair caught/survived/skipped identical to frayproof: {'yes' if agree else 'NO'}")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

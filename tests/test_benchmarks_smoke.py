@@ -1,0 +1,175 @@
+"""Smoke tests for the benchmark suite: the corpus generator is deterministic, its compactors
+fail the benchmark contract exactly as intended, its bad lines are rejected at the intended
+stage, and bench_check runs end to end. Fast (a few seconds); no speed is asserted."""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import random
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # `benchmarks` is a top-level folder, not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_check, corpus, peer  # noqa: E402
+from frayproof_audit import InputError, check, jsonio, load_contract, snapshot  # noqa: E402
+
+CONTRACT = corpus.bench_contract()
+
+
+def test_sessions_are_deterministic_for_a_seed() -> None:
+    first = corpus.generate_session(random.Random(7), 120)
+    assert first == corpus.generate_session(random.Random(7), 120)
+    assert first != corpus.generate_session(random.Random(8), 120)
+
+
+def test_pairs_and_lines_are_deterministic_for_a_seed() -> None:
+    pair = corpus.generate_pair(random.Random(3), n_messages=60)
+    assert pair == corpus.generate_pair(random.Random(3), n_messages=60)
+    first = list(corpus.iter_lines(n_pairs=2, seed=5, bad_records=1))
+    assert first == list(corpus.iter_lines(n_pairs=2, seed=5, bad_records=1))
+
+
+@pytest.mark.parametrize("n_messages", [4, 5, 10, 11, 57, 400])
+def test_sessions_have_the_requested_length_and_shape(n_messages: int) -> None:
+    for seed in range(3):
+        session = corpus.generate_session(random.Random(seed), n_messages)
+        assert len(session) == n_messages
+        assert session[0]["role"] == "system"
+        ids = [call["id"] for m in session for call in m.get("tool_calls") or ()]
+        assert len(ids) == len(set(ids))
+        assert all(call_id.startswith("call_") for call_id in ids)
+
+
+def test_sessions_show_the_realistic_features() -> None:
+    sessions = [corpus.generate_session(random.Random(seed), 120) for seed in range(15)]
+    messages = [m for session in sessions for m in session]
+    assert any("refusal" in m and m["refusal"] is None for m in messages)
+    assert any("tool_calls" in m and m["tool_calls"] is None for m in messages)
+    assert any(m["role"] == "developer" for m in messages)
+    assert any(type(m.get("content")) is list and m["role"] == "user" for m in messages)
+    assert any(len(m.get("tool_calls") or ()) >= 3 for m in messages)
+    sizes = [len(m["content"]) for m in messages if m["role"] == "tool" and type(m["content"]) is str]
+    assert min(sizes) >= 50 and max(sizes) <= 20_000 and max(sizes) > 10_000
+
+
+@pytest.mark.parametrize("name", sorted(corpus.COMPACTORS))
+def test_compactors_fail_the_contract_exactly_as_intended(name: str) -> None:
+    for seed in range(4):
+        record = corpus.generate_pair(random.Random(seed), compactor=name, n_messages=90)
+        assert record["compactor"] == name
+        report = check(record["before"], record["after"], CONTRACT)
+        failed = {violation.check for violation in report.violations if violation.severity == "error"}
+        assert failed == corpus.EXPECTED_CHECKS[name], (seed, report.to_text())
+
+
+def test_good_compactions_are_smaller_than_their_sessions() -> None:
+    for name in corpus.GOOD_COMPACTORS:
+        record = corpus.generate_pair(random.Random(1), compactor=name, n_messages=300)
+        assert len(record["after"]) < len(record["before"])
+
+
+def test_records_carry_the_input_record_fields() -> None:
+    record = orjson.loads(next(corpus.iter_lines(n_pairs=1, seed=2, nights=3)))
+    assert set(record) == {"pair_id", "session_id", "compactor", "logged_at", "before", "after"}
+    assert record["logged_at"].startswith("2025-06-02T") and record["logged_at"].endswith("Z")
+
+
+def stage_of_failure(line: bytes) -> str | None:
+    """Where our reading path rejects a line: json, record, load, or None when it passes."""
+    try:
+        record = jsonio.loads_strict(line)
+    except jsonio.JSONProblem:
+        return "json"
+    if type(record) is not dict or type(record.get("after")) is not list:
+        return "record"
+    try:
+        snapshot.load_wire(record["before"])
+        snapshot.load_wire(record["after"])
+    except InputError:
+        return "load"
+    return None
+
+
+def test_write_jsonl_mixes_in_bad_lines_rejected_where_intended(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    bad = len(corpus.BAD_KINDS) + 2
+    assert corpus.write_jsonl(path, n_pairs=6, seed=4, nights=2, bad_records=bad) == 6 + bad
+    lines = path.read_bytes().splitlines()
+    assert len(lines) == 6 + bad
+    kinds = []
+    for line in lines:
+        marker = line.find(b"-bad-")
+        if marker < 0:
+            assert stage_of_failure(line) is None
+            continue
+        kind = line[marker + 5:].split(b'"', 1)[0].decode()
+        kinds.append(kind)
+        assert stage_of_failure(line) == corpus.BAD_KIND_STAGE[kind], kind
+    assert sorted(set(kinds)) == sorted(corpus.BAD_KINDS)
+    assert len(kinds) == bad
+
+
+def test_write_jsonl_by_size_and_gzip(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl.gz"
+    lines = corpus.write_jsonl(path, target_bytes=200_000, seed=1, bad_records=1)
+    assert len(gzip.decompress(path.read_bytes()).splitlines()) == lines >= 2
+
+
+def test_corpus_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, contract = tmp_path / "c.jsonl", tmp_path / "contract.yaml"
+    assert corpus.main([str(out), "--pairs", "3", "--bad", "1", "--contract", str(contract)]) == 0
+    assert len(out.read_bytes().splitlines()) == 4
+    assert "wrote 4 lines" in capsys.readouterr().out
+    assert load_contract(str(contract)) == corpus.bench_contract()
+
+
+def test_bench_check_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tiny.jsonl"
+    corpus.write_jsonl(path, n_pairs=6, seed=3, bad_records=2)
+    assert bench_check.main(["--quick", "--corpus", str(path), "--no-peer", "--stages"]) == 0
+    out = capsys.readouterr().out
+    assert "orjson.loads" in out and "ours / orjson" in out and "frayproof: skipped" in out
+    assert "2 input errors" in out and "check retention" in out
+
+
+def test_bench_check_generates_and_caches_its_corpus(tmp_path: Path) -> None:
+    args = ["--quick", "--pairs", "3", "--data-dir", str(tmp_path), "--no-peer"]
+    assert bench_check.main(args) == 0
+    cached = list(tmp_path.glob("*.jsonl"))
+    assert len(cached) == 1
+    stamp = cached[0].stat().st_mtime_ns
+    assert bench_check.main(args) == 0
+    assert cached[0].stat().st_mtime_ns == stamp
+
+
+def test_peer_is_skipped_cleanly_without_an_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(peer.PEER_ENV, "/nonexistent/python")
+    assert peer.peer_python() is None
+    with pytest.raises(peer.PeerError):
+        peer.run_peer("print(1)")
+    result = bench_check.measure_peer(Path("unused.jsonl"), 1, 0.1, 1)
+    assert isinstance(result, str) and peer.PEER_ENV in result
+
+
+def test_run_peer_returns_the_last_json_line() -> None:
+    if peer.peer_python() is None:
+        pytest.skip("no frayproof environment (make peer)")
+    script = ("import json, sys, frayproof\n"
+              "print('noise')\n"
+              "print(json.dumps(sys.argv[1:] + [sys.stdin.read()]))")
+    found = peer.run_peer(script, ["a"], input_data=b"b")
+    assert found == ["a", "b"]
+
+
+def test_runner_skips_missing_benchmarks_and_rejects_unknown_names() -> None:
+    runner = importlib.import_module("benchmarks.__main__")
+    assert runner.run("bench_that_does_not_exist", quick=True) == "skipped: not present"
+    with pytest.raises(SystemExit):
+        runner.main(["no_such_benchmark"])
