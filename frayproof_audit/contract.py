@@ -83,26 +83,61 @@ class ContractError(InputError):
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """Safe loader that refuses merge keys, duplicate keys and non-string keys."""
-
-    def flatten_mapping(self, node: yaml.MappingNode) -> None:
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise _Schema("merge keys (<<) are not allowed")
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        self.flatten_mapping(node)
-        mapping: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if type(key) is not str:
-                raise _Schema(f"mapping keys must be strings (line {key_node.start_mark.line + 1})")
-            if key in mapping:
-                raise _Schema(f"duplicate key {key!r} (line {key_node.start_mark.line + 1})")
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
+    """PyYAML's safe loader; `_check_keys` vets the composed node tree before construction."""
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _check_keys(root: yaml.Node) -> None:
+    """Refuse merge keys, non-string keys and duplicate keys at any depth, naming the key path.
+
+    Done on nodes, not on built values, so the error can say where the key is. Aliased nodes
+    are visited once, which also keeps alias-heavy documents linear.
+    """
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    visited: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            where = f"{path}: " if path else ""
+            seen: set[str] = set()
+            for key_node, value_node in node.value:
+                line = key_node.start_mark.line + 1
+                if key_node.tag == _MERGE_TAG:
+                    raise _Schema(f"{where}merge keys (<<) are not allowed (line {line})")
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR_TAG:
+                    raise _Schema(f"{where}mapping keys must be strings (line {line})")
+                key = str(key_node.value)
+                if key in seen:
+                    raise _Schema(f"{where}duplicate key {key!r} (line {line})")
+                seen.add(key)
+                stack.append((value_node, f"{path}.{key}" if path else key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, f"{path}[{index}]") for index, item in enumerate(node.value))
+
+
+def _parse_yaml(text: str) -> Any:
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_keys(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"{exc.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 class _Schema(Exception):
@@ -135,12 +170,13 @@ def _load_file(path: str) -> Contract:
 def parse_contract(text: str, origin: str = "<string>") -> Contract:
     """Parse contract YAML text; `origin` names it in error messages."""
     try:
-        document = yaml.load(text, Loader=_StrictLoader)
+        document = _parse_yaml(text)
     except _Schema as exc:
         raise ContractError(f"Invalid contract '{origin}': {exc}") from None
     except yaml.YAMLError as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ContractError(f"Invalid contract '{origin}': YAML error: {reason}") from None
+        raise ContractError(f"Invalid contract '{origin}': YAML error: {_yaml_reason(exc)}") from None
+    except RecursionError:
+        raise ContractError(f"Invalid contract '{origin}': nested too deeply") from None
     try:
         return _build(document, text)
     except _Schema as exc:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.engine import check_loaded
-from frayproof_audit.errors import ContractViolation, ContractWarning
+from frayproof_audit.errors import ContractViolation, ContractWarning, InputError
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded, load_source
 
@@ -50,9 +50,17 @@ def guard(contract: Any = None, on_violation: str = "raise") -> Callable[[F], F]
         if inspect.iscoroutinefunction(function):
 
             def async_wrapper(*args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
-                before = capture(args, kwargs)
+                # Capture now, before any other task can edit the input; a bad input still
+                # surfaces where callers expect errors from a coroutine: when it is awaited.
+                problem: InputError | None = None
+                try:
+                    before = capture(args, kwargs)
+                except InputError as exc:
+                    problem = exc
 
                 async def run() -> Any:
+                    if problem is not None:
+                        raise problem
                     result = await function(*args, **kwargs)
                     return _judge(before, result, resolved, on_violation)
 

@@ -169,7 +169,7 @@ def _loads_exact(data: bytes) -> Any:
     except RecursionError:
         raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
     except json.JSONDecodeError as exc:
-        raise JSONProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise JSONProblem(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     check_depth(value)
     return value
 

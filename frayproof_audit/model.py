@@ -15,6 +15,8 @@ INSTRUCTION_ROLES = frozenset({"system", "developer"})
 TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
 OPTIONAL_NULL_KEYS = ("name", "audio", "annotations", "function_call")
 """Message-level keys whose explicit null means the same as leaving the key out."""
+MODELLED_FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "refusal"})
+"""Wire keys a `Message` models itself; everything else is metadata."""
 
 
 class ToolCall(NamedTuple):
@@ -43,8 +45,13 @@ class Message(NamedTuple):
     metadata: Mapping[str, Any] = {}
 
     def to_wire(self) -> dict[str, Any]:
-        """The wire dict; modelled fields win over metadata keys of the same name."""
-        wire: dict[str, Any] = {**self.metadata, "role": self.role, "content": self.content}
+        """The wire dict. Metadata never supplies a modelled field, not even one left empty
+        (a `tool_call_id` in metadata does not make a message a tool result)."""
+        wire: dict[str, Any] = {
+            key: value for key, value in self.metadata.items() if key not in MODELLED_FIELDS
+        }
+        wire["role"] = self.role
+        wire["content"] = self.content
         if self.tool_calls:
             wire["tool_calls"] = [call.to_wire() for call in self.tool_calls]
         if self.tool_call_id is not None:
@@ -67,6 +74,11 @@ class Snapshot:
         return [message.to_wire() for message in self.messages]
 
 
+def _is_text_type(kind: object) -> bool:
+    """A text block's `type`; safe on raw, unvalidated blocks (a list `type` is no text)."""
+    return type(kind) is str and kind in TEXT_BLOCK_TYPES
+
+
 def text_parts(content: object) -> list[str]:
     """The text a message shows: the string, or each text block's `text`, never joined."""
     if type(content) is str:
@@ -75,8 +87,7 @@ def text_parts(content: object) -> list[str]:
         return [
             block["text"]
             for block in content
-            if type(block) is dict
-            and block.get("type") in TEXT_BLOCK_TYPES
+            if type(block) is dict and _is_text_type(block.get("type"))
             and type(block.get("text")) is str
         ]
     return []
@@ -94,7 +105,7 @@ def has_content(content: object) -> bool:
         for block in content:
             if type(block) is not dict:
                 continue
-            if block.get("type") in TEXT_BLOCK_TYPES and type(block.get("text")) is str:
+            if _is_text_type(block.get("type")) and type(block.get("text")) is str:
                 if block["text"].strip():
                     return True
             elif block:

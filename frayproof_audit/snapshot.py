@@ -214,15 +214,19 @@ NOT_A_LIST = "must be an array of message objects"
 
 
 def load_list(messages: Any) -> Loaded:
-    """Validate a caller-supplied list, message by message, on a detached JSON copy."""
-    if type(messages) is not list:
+    """Validate a caller-supplied list, message by message, on a detached JSON copy.
+
+    List and dict subclasses are accepted, as frayproof accepts them; the copy is plain.
+    """
+    if not isinstance(messages, list):
         raise InputError(f"A snapshot {NOT_A_LIST}")
     detached: list[Any] = []
     views: list[MessageView] = []
     for index, message in enumerate(messages):
-        if type(message) is not dict:
+        if not isinstance(message, dict):
             raise _fail(index, "", "must be an object")
-        copied = plain_copy(message, functools.partial(_fail, index, ""))
+        # Wrapped in a list so the depth limit counts the outer array, as it does in a file.
+        copied = plain_copy([message], functools.partial(_fail, index, ""))[0]
         views.append(_view(copied, index))
         detached.append(copied)
     return Loaded(detached, views)
@@ -238,7 +242,8 @@ def load_file(path: str | os.PathLike[str]) -> Loaded:
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {exc.strerror or exc}") from None
+        reason = exc.strerror or str(exc)
+        raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {reason}") from None
     try:
         value = parse_snapshot_bytes(data)
     except JSONProblem as exc:
@@ -280,7 +285,7 @@ def load_source(source: Any) -> Loaded:
         return load_neutral(source)
     if isinstance(source, str | os.PathLike):
         return load_file(source)
-    if type(source) is list:
+    if isinstance(source, list):
         return load_list(source)
     raise InputError(f"A snapshot {NOT_A_LIST}")
 

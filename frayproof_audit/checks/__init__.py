@@ -19,3 +19,9 @@ BEFORE_CHECKS: tuple[ModuleType, ...] = (pinned_content, retention)
 
 CHECKS = AFTER_CHECKS + BEFORE_CHECKS
 CHECK_NAMES = tuple(module.NAME for module in CHECKS)
+
+CONDITIONS: dict[str, str] = {
+    condition: message for module in CHECKS for condition, message in module.CONDITIONS.items()
+}
+"""Every finding condition (spec ids such as `TP-ORPHAN`) and its fixed message; a message with
+`{start}`/`{end}` fields is filled in per finding."""

@@ -19,8 +19,9 @@ from frayproof_audit.snapshot import Loaded
 NAME = "pinned_content"
 SETTINGS = "pinned_content"
 
-_ROLE_LOST = "Pinned message was removed or changed."
+_ROLE_LOST = "Pinned message is missing from after or was altered."
 _TEXT_LOST = "Pinned text no longer appears in any message content."
+CONDITIONS = {"PIN-ROLE": _ROLE_LOST, "PIN-TEXT": _TEXT_LOST}
 
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:

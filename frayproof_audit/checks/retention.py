@@ -21,6 +21,8 @@ SETTINGS = "retention"
 
 _LATEST = "Latest user message was not retained exactly, after the retained exchanges."
 _RESULT = "Retained tool result content differs from every original result for this id."
+_EXCHANGE = "Recent exchange before[{start}:{end}] is not retained verbatim and in order."
+CONDITIONS = {"RET-LATEST": _LATEST, "RET-EXCHANGE": _EXCHANGE, "RET-RESULT": _RESULT}
 
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
@@ -33,7 +35,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
         if position is None:
             exchange_findings.append(Violation(
                 NAME, severity, "before", start,
-                f"Recent exchange before[{start}:{end}] is not retained verbatim and in order.",
+                _EXCHANGE.format(start=start, end=end),
                 rule="recent_exchanges"))
         else:
             cursor = position + len(identities)

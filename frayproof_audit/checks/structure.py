@@ -18,7 +18,7 @@ NAME = "structure"
 SETTINGS = "structure"
 
 _ROLE = "Message role is missing or not supported."
-_FORBIDDEN = "Instruction messages are forbidden by the contract."
+_FORBIDDEN = "The contract forbids instruction (system/developer) messages."
 _LATE = "Instruction message appears after the conversation has started."
 _NO_ID = "Tool result has no tool_call_id."
 _OUTSIDE = "Tool result is not inside the batch that follows its call."
@@ -29,6 +29,21 @@ _EMPTY = "Assistant message has no content, tool calls or refusal."
 _NO_CONTENT = "Message content is null."
 _CALL_ID = "Tool call id is empty or blank."
 _CALL_FUNC = "Tool call must be of type 'function' with a non-blank name."
+CONDITIONS = {
+    "ST-ROLE": _ROLE,
+    "ST-INSTR-FORBIDDEN": _FORBIDDEN,
+    "ST-INSTR-LATE": _LATE,
+    "ST-TOOL-NOID": _NO_ID,
+    "ST-TOOL-OUTSIDE": _OUTSIDE,
+    "ST-TOOL-NOCONTENT": _NO_RESULT_CONTENT,
+    "ST-STRAY-ID": _STRAY,
+    "ST-CALLS-ROLE": _CALLS_ROLE,
+    "ST-EMPTY-ASSISTANT": _EMPTY,
+    "ST-NO-CONTENT": _NO_CONTENT,
+    "ST-CALL-ID": _CALL_ID,
+    "ST-CALL-FUNC": _CALL_FUNC,
+}
+"""The finding conditions of this check (ids as in the spec) and their fixed messages."""
 
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:

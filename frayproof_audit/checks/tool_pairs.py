@@ -16,6 +16,10 @@ from frayproof_audit.snapshot import Loaded
 NAME = "tool_pair_integrity"
 SETTINGS = "tool_pairs"
 
+_ORPHAN = "Tool result answers no earlier assistant tool call."
+_UNANSWERED = "Assistant tool call has no tool result after it."
+CONDITIONS = {"TP-ORPHAN": _ORPHAN, "TP-UNANSWERED": _UNANSWERED}
+
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
     views = after.views
@@ -40,15 +44,13 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 answered.add(result_id)
             else:
                 found.append(
-                    Violation(NAME, severity, "after", index,
-                              "Tool result has no earlier assistant tool call.", tool_call_id=result_id)
+                    Violation(NAME, severity, "after", index, _ORPHAN, tool_call_id=result_id)
                 )
     allow_pending = contract.allow_trailing_pending_call
     for call_id, index in registered:
         if call_id in answered or (allow_pending and index == tail):
             continue
         found.append(
-            Violation(NAME, severity, "after", index,
-                      "Assistant tool call has no tool result after it.", tool_call_id=call_id)
+            Violation(NAME, severity, "after", index, _UNANSWERED, tool_call_id=call_id)
         )
     return found

@@ -15,6 +15,10 @@ from frayproof_audit.snapshot import Loaded
 NAME = "unique_tool_ids"
 SETTINGS = "unique_tool_ids"
 
+_REUSED = "Tool call id is already used by an earlier call."
+_MULTI = "Tool call id already has an earlier tool result."
+CONDITIONS = {"UID-REUSED": _REUSED, "UID-MULTI": _MULTI}
+
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
     seen_calls: set[str] = set()
@@ -26,15 +30,13 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 if not call.id:
                     continue
                 if call.id in seen_calls:
-                    found.append(Violation(NAME, severity, "after", index,
-                                           "Tool call id is already used by an earlier call.",
+                    found.append(Violation(NAME, severity, "after", index, _REUSED,
                                            tool_call_id=call.id))
                 else:
                     seen_calls.add(call.id)
         elif view.role == "tool" and view.tool_call_id:
             if view.tool_call_id in seen_results:
-                found.append(Violation(NAME, severity, "after", index,
-                                       "Tool call id already has an earlier tool result.",
+                found.append(Violation(NAME, severity, "after", index, _MULTI,
                                        tool_call_id=view.tool_call_id))
             else:
                 seen_results.add(view.tool_call_id)

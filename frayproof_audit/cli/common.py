@@ -17,7 +17,7 @@ def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--contract",
         "contract",
-        type=click.Path(dir_okay=False),
+        type=click.Path(),
         default=None,
         help="YAML context contract. Without one: pairing, unique ids and structure, as errors.",
     )(function)

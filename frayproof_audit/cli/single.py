@@ -18,7 +18,7 @@ def _render(report: Report, output_format: str) -> None:
 
 
 @click.command("validate")
-@click.option("--snapshot", "snapshot", required=True, type=click.Path(dir_okay=False),
+@click.option("--snapshot", "snapshot", required=True, type=click.Path(),
               help="JSON file holding one message list (OpenAI Chat Completions format).")
 @contract_option
 @format_option
@@ -37,9 +37,9 @@ def validate_command(snapshot: str, contract: str | None, output_format: str) ->
 
 
 @click.command("check")
-@click.option("--before", "before", required=True, type=click.Path(dir_okay=False),
+@click.option("--before", "before", required=True, type=click.Path(),
               help="JSON file with the message list before the transformation.")
-@click.option("--after", "after", required=True, type=click.Path(dir_okay=False),
+@click.option("--after", "after", required=True, type=click.Path(),
               help="JSON file with the message list the transformation produced.")
 @contract_option
 @format_option
