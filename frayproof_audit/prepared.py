@@ -25,11 +25,16 @@ class PinFacts:
     text_index: int | None = None
 
 
-def content_key(content: Any) -> str | bytes:
-    """What `tool_results: complete` compares: strings as themselves (hashing a string is
-    cheaper than serializing it), anything else as canonical JSON bytes. A string never
-    equals bytes, so both kinds share one set."""
-    return content if type(content) is str else canonical(content)
+def content_retained(content: Any, originals: list[Any]) -> bool:
+    """Whether `content` equals one of the before contents (`tool_results: complete`).
+
+    Strings compare directly (no hashing or serializing of large results); anything else
+    compares as canonical JSON, so key order never matters and `1` never equals `1.0`.
+    """
+    if type(content) is str:
+        return any(type(original) is str and original == content for original in originals)
+    key = canonical(content)
+    return any(type(original) is not str and canonical(original) == key for original in originals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +43,8 @@ class BeforeFacts:
     exchanges: tuple[tuple[int, int, tuple[bytes, ...]], ...]
     """Last N closed exchanges of before: (start, end, identities), oldest first."""
     latest_user: tuple[int, bytes] | None
-    results: dict[str, set[str | bytes]] | None
+    results: dict[str, list[Any]] | None
+    """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -81,10 +87,10 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
             if views[index].role == "user":
                 latest_user = (index, before.identity(index))
                 break
-    results: dict[str, set[str | bytes]] | None = None
+    results: dict[str, list[Any]] | None = None
     if retain.tool_results is not None:
         results = {}
         for view in views:
             if view.role == "tool" and view.tool_call_id:
-                results.setdefault(view.tool_call_id, set()).add(content_key(view.content))
+                results.setdefault(view.tool_call_id, []).append(view.content)
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results)

@@ -190,24 +190,42 @@ def _check_blocks(content: Any, index: int) -> None:
 
 
 def _call_view(call: Any, index: int, position: int) -> CallView:
+    if type(call) is dict:
+        function = call.get("function", _EMPTY)
+        if type(function) is dict:
+            call_id = call.get("id", "")
+            name = function.get("name", "")
+            call_type = call.get("type", "")
+            if (
+                type(call_id) is str
+                and type(name) is str
+                and type(call_type) is str
+                and type(function.get("arguments", "")) is str
+            ):
+                return _new_call((call_id, name, call_type))
+    raise _call_problem(call, index, position)
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _call_problem(call: Any, index: int, position: int) -> InputError:
+    """The first problem of a call that failed the fast shape test, in frayproof's order."""
     where = f".tool_calls[{position}]"
     if type(call) is not dict:
-        raise _fail(index, where, "must be an object")
+        return _fail(index, where, "must be an object")
     function = call.get("function", {})
     if type(function) is not dict:
-        raise _fail(index, f"{where}.function", "must be an object")
-    call_id = call.get("id", "")
-    if type(call_id) is not str:
-        raise _fail(index, f"{where}.id", "must be a string")
-    name = function.get("name", "")
-    if type(name) is not str:
-        raise _fail(index, f"{where}.function.name", "must be a string")
-    if type(function.get("arguments", "")) is not str:
-        raise _fail(index, f"{where}.function.arguments", "must be a string")
-    call_type = call.get("type", "")
-    if type(call_type) is not str:
-        raise _fail(index, f"{where}.type", "must be a string")
-    return _new_call((call_id, name, call_type))
+        return _fail(index, f"{where}.function", "must be an object")
+    for value, field in (
+        (call.get("id", ""), ".id"),
+        (function.get("name", ""), ".function.name"),
+        (function.get("arguments", ""), ".function.arguments"),
+        (call.get("type", ""), ".type"),
+    ):
+        if type(value) is not str:
+            return _fail(index, f"{where}{field}", "must be a string")
+    raise AssertionError("unreachable: the call passed every test")  # pragma: no cover
 
 
 NOT_A_LIST = "must be an array of message objects"

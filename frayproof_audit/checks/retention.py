@@ -12,7 +12,7 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 from __future__ import annotations
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.prepared import BeforeFacts, content_key
+from frayproof_audit.prepared import BeforeFacts, content_retained
 from frayproof_audit.report import Violation
 from frayproof_audit.snapshot import Loaded
 
@@ -52,7 +52,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
             if view.role != "tool" or not view.tool_call_id:
                 continue
             contents = before.results.get(view.tool_call_id)
-            if contents is not None and content_key(view.content) not in contents:
+            if contents is not None and not content_retained(view.content, contents):
                 found.append(Violation(NAME, severity, "after", index, _RESULT,
                                        tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
