@@ -4,11 +4,13 @@ Realistic pairs (10-400 message sessions with parallel tool calls, tool results 
 20 KB, compacted by good strategies so every baseline passes and all mutants are judged) come
 from `benchmarks.corpus` when it is importable, else from the small generator below. Each pair
 is stored as JSON bytes. Our paths start from those bytes (strict parse, load, mutate); the
-frayproof peer (`.peer/bin/python`, installed by `make peer`) gets the same pairs as parsed
-lists and times only its `run_mutations` calls, inside its own process. Per-pair counts of both
-tools are compared, so the figures are for identical results.
+frayproof peer (`benchmarks.peer`: `.peer/bin/python` from `make peer`, or
+`$FRAYPROOF_PEER_PYTHON`) gets the same pairs as parsed lists and times only its
+`run_mutations` calls, inside its own process. Every contender gets the same number of passes
+and its best pass counts. Per-pair counts of both tools are compared, so the figures are for
+identical results. Target: fast path >= 50x frayproof (floor 10x).
 
-    python -m benchmarks.bench_mutate [--pairs 60] [--seed 7] [--repeat 3]
+    python -m benchmarks.bench_mutate [--quick] [--pairs 40] [--seed 7] [--repeat 2] [--no-peer]
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import itertools
 import json
 import math
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,11 +33,13 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`benchmarks` importable
     sys.path.insert(0, str(REPO))
 
+from benchmarks.peer import PeerError, peer_python, run_peer  # noqa: E402
 from frayproof_audit.contract import Contract, parse_contract  # noqa: E402
 from frayproof_audit.mutate import mutate_pair, run_mutations  # noqa: E402
 from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes  # noqa: E402
 
-PEER = REPO / ".peer" / "bin" / "python"
+DEFAULT_PAIRS = 40
+QUICK_PAIRS = 6
 
 FALLBACK_CONTRACT = """\
 checks:
@@ -57,12 +60,16 @@ Counts = list[int]
 
 # ------------------------------------------------------------------ pairs
 
-def corpus_pairs(count: int, seed: int) -> tuple[list[Pair], str, str]:
+def corpus_pairs(count: int, seed: int, local: bool = False,
+                 max_result: int = 20_000) -> tuple[list[Pair], str, str]:
     """(pairs, contract YAML, source name): `benchmarks.corpus` if present, else our own."""
     try:
+        if local:
+            raise ImportError("the local generator was asked for")
         from benchmarks import corpus
     except Exception:  # absent or broken: the benchmark must still run
-        return local_pairs(count, seed), FALLBACK_CONTRACT, "bench_mutate's local generator"
+        return (local_pairs(count, seed, max_result), FALLBACK_CONTRACT,
+                f"bench_mutate's local generator (results 50 B-{max_result} B)")
     rng = random.Random(seed)
     good = list(corpus.GOOD_COMPACTORS)
     pairs = []
@@ -86,7 +93,7 @@ def _text(rng: random.Random, size: int) -> str:
     return " ".join(words)[:size]
 
 
-def _session(rng: random.Random, size: int) -> list[Any]:
+def _session(rng: random.Random, size: int, max_result: int) -> list[Any]:
     messages: list[Any] = [{"role": "system", "content": "You are a careful agent. "
                             + _text(rng, 300)}]
     counter = 0
@@ -101,7 +108,7 @@ def _session(rng: random.Random, size: int) -> list[Any]:
                                            "arguments": json.dumps({"path": _text(rng, 20)})}})
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
             for call in rng.sample(calls, len(calls)):
-                length = int(math.exp(rng.uniform(math.log(50), math.log(20_000))))
+                length = int(math.exp(rng.uniform(math.log(50), math.log(max_result))))
                 messages.append({"role": "tool", "tool_call_id": call["id"],
                                  "content": _text(rng, length)})
         messages.append({"role": "assistant", "content": _text(rng, rng.randint(20, 300))})
@@ -120,12 +127,12 @@ def _compact(messages: list[Any], keep: int) -> list[Any]:
             *messages[start:]]
 
 
-def local_pairs(count: int, seed: int) -> list[Pair]:
+def local_pairs(count: int, seed: int, max_result: int = 20_000) -> list[Pair]:
     rng = random.Random(seed)
     pairs = []
     for _ in range(count):
         size = int(math.exp(rng.uniform(math.log(10), math.log(400))))
-        before = _session(rng, size)
+        before = _session(rng, size, max(max_result, 51))
         pairs.append((before, _compact(before, rng.randint(2, 4))))
     return pairs
 
@@ -169,42 +176,58 @@ PEER_CODE = r"""
 import json, sys, time
 from frayproof.mutate import run_mutations
 pairs = json.load(open(sys.argv[1], encoding="utf-8"))
-contract = sys.argv[2]
-start = time.perf_counter()
-counts = []
-for before, after in pairs:
-    report = run_mutations(before, lambda _messages, after=after: after, contract)
-    counts.append([report.caught, report.survived, report.skipped])
-print(json.dumps({"seconds": time.perf_counter() - start, "counts": counts}))
+contract, repeat = sys.argv[2], int(sys.argv[3])
+best = float("inf")
+for _ in range(repeat):
+    start = time.perf_counter()
+    counts = []
+    for before, after in pairs:
+        report = run_mutations(before, lambda _messages, after=after: after, contract)
+        counts.append([report.caught, report.survived, report.skipped])
+    best = min(best, time.perf_counter() - start)
+print(json.dumps({"seconds": best, "counts": counts}))
 """
 
 
-def time_frayproof(pairs: Sequence[Pair], contract_text: str) -> tuple[float, list[Counts]] | None:
-    if not PEER.exists():
-        return None
+def time_frayproof(pairs: Sequence[Pair], contract_text: str,
+                   repeat: int) -> tuple[float, list[Counts]] | str:
+    """frayproof's best pass and counts, or why it was skipped."""
+    if peer_python() is None:
+        return "no peer environment (`make peer`, or set FRAYPROOF_PEER_PYTHON)"
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "pairs.json"
         data.write_bytes(orjson.dumps(list(pairs)))
         contract = Path(folder) / "contract.yaml"
         contract.write_text(contract_text, encoding="utf-8")
-        done = subprocess.run([str(PEER), "-c", PEER_CODE, str(data), str(contract)],
-                              capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"frayproof peer failed:\n{done.stderr}")
-    result = json.loads(done.stdout)
+        try:
+            result = run_peer(PEER_CODE, [str(data), str(contract), str(repeat)])
+        except PeerError as exc:
+            return str(exc)
     return float(result["seconds"]), result["counts"]
 
 
 # ------------------------------------------------------------------ report
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=60, help="pairs to mutate (default 60)")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_mutate",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few pairs, one pass each")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help=f"pairs to mutate (default {DEFAULT_PAIRS}, quick {QUICK_PAIRS})")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--repeat", type=int, default=3, help="best of N for our paths")
+    parser.add_argument("--repeat", type=int, default=None,
+                        help="passes per contender, best counts (default 2, quick 1)")
+    parser.add_argument("--no-peer", action="store_true", help="skip frayproof")
+    parser.add_argument("--local", action="store_true",
+                        help="use this module's small generator instead of benchmarks.corpus")
+    parser.add_argument("--max-result", type=int, default=20_000, metavar="BYTES",
+                        help="largest tool result of the local generator (default 20000)")
     options = parser.parse_args(argv)
+    count = options.pairs or (QUICK_PAIRS if options.quick else DEFAULT_PAIRS)
+    repeat = options.repeat or (1 if options.quick else 2)
 
-    pairs, contract_text, source = corpus_pairs(options.pairs, options.seed)
+    pairs, contract_text, source = corpus_pairs(count, options.seed, options.local,
+                                                options.max_result)
     contract = parse_contract(contract_text, "<benchmark contract>")
     blobs = [(orjson.dumps(before), orjson.dumps(after)) for before, after in pairs]
     size = sum(len(b) + len(a) for b, a in blobs)
@@ -212,28 +235,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(pairs)} pairs from {source}: {size / 1e6:.1f} MB, "
           f"{messages} output messages (mean {messages / len(pairs):.0f})")
 
-    fast, fast_counts = time_ours(blobs, contract, options.repeat, verify=False)
+    fast, fast_counts = time_ours(blobs, contract, repeat, verify=False)
     mutants = sum(sum(c) for c in fast_counts)
-    print(f"  fast path (bytes -> report):   {len(pairs) / fast:9.1f} pairs/s  "
+    print(f"  fast path (bytes -> report):    {len(pairs) / fast:9.1f} pairs/s  "
           f"({mutants / fast:,.0f} mutants/s, {mutants} mutants)")
-    api, api_counts = time_api(pairs, contract, options.repeat)
-    print(f"  fast path via run_mutations:   {len(pairs) / api:9.1f} pairs/s  "
-          "(Python lists, detached and validated by load_list)")
-    slow, slow_counts = time_ours(blobs, contract, 1, verify=True)
-    print(f"  verify=True (reference path):  {len(pairs) / slow:9.1f} pairs/s")
+    api, api_counts = time_api(pairs, contract, repeat)
+    print(f"  fast path via run_mutations:    {len(pairs) / api:9.1f} pairs/s  "
+          "(Python lists, validated in place)")
+    slow, slow_counts = time_ours(blobs, contract, repeat, verify=True)
+    print(f"  verify=True (reference path):   {len(pairs) / slow:9.1f} pairs/s")
     if not fast_counts == api_counts == slow_counts:
         print("  MISMATCH between our paths", file=sys.stderr)
         return 1
 
-    peer = time_frayproof(pairs, contract_text)
-    if peer is None:
-        print(f"  frayproof 0.1.0: skipped ({PEER} not found; `make peer` installs it)")
+    peer = "--no-peer" if options.no_peer else time_frayproof(pairs, contract_text,
+                                                                          repeat)
+    if isinstance(peer, str):
+        print(f"  frayproof 0.1.0: skipped: {peer}")
         return 0
     seconds, peer_counts = peer
-    print(f"  frayproof 0.1.0 run_mutations: {len(pairs) / seconds:9.1f} pairs/s")
-    print(f"  ratio fast / frayproof:        {seconds / fast:9.1f}x")
-    print(f"  ratio run_mutations / frayproof: {seconds / api:7.1f}x")
-    print(f"  ratio verify / frayproof:      {seconds / slow:9.1f}x")
+    print(f"  frayproof 0.1.0 run_mutations:  {len(pairs) / seconds:9.1f} pairs/s")
+    print(f"  fast / frayproof:               {seconds / fast:9.1f}x  (target >= 50x, floor 10x)")
+    print(f"  run_mutations / frayproof:      {seconds / api:9.1f}x")
+    print(f"  verify / frayproof:             {seconds / slow:9.1f}x")
     agree = peer_counts == fast_counts
     print(f"  per-pair caught/survived/skipped identical to frayproof: {'yes' if agree else 'NO'}")
     return 0 if agree else 1

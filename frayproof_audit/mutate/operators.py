@@ -1,0 +1,301 @@
+"""The nine mutation operators, in frayproof's order (spec §5.2-5.3).
+
+Each operator reads a validated output snapshot (its raw wire dicts and their views) and
+returns one `Candidate` per eligible site: a label, a description and the `Edit` that would
+produce the mutant. Operators never build or modify message lists themselves, so the same
+candidates serve the copy-on-write fast path and the deep-copy reference path.
+Identical mutants of one operator are merged by `dedupe` (the key is supplied by the path that
+builds the mutants); an operator with no candidate yields one skip entry.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from frayproof_audit.contract import Contract
+from frayproof_audit.errors import InputError
+from frayproof_audit.model import INSTRUCTION_ROLES, first_nonblank, has_content, text_parts
+from frayproof_audit.mutate.edits import (
+    AppendCallCopy,
+    DeleteMessage,
+    DropCall,
+    Edit,
+    EditText,
+    KeepInstructions,
+    MoveToEnd,
+    Swap,
+    remove_literal,
+    truncate_half,
+)
+from frayproof_audit.prepared import BeforeFacts, closed_exchanges
+from frayproof_audit.snapshot import Loaded
+
+OPERATORS: tuple[str, ...] = (
+    "drop_tool_call",
+    "drop_tool_result",
+    "duplicate_tool_id",
+    "remove_pinned_text",
+    "swap_call_result",
+    "move_instruction",
+    "drop_latest_user",
+    "truncate_tool_result",
+    "drop_recent_exchange",
+)
+
+SKIP_REASONS: dict[str, str] = {
+    "drop_tool_call": "No answered assistant call with an id used only once in the output.",
+    "drop_tool_result": "No tool result whose id is called and answered only once in the output.",
+    "duplicate_tool_id": "No assistant tool call with an id in the output.",
+    "remove_pinned_text": "No activated text pin, role-pinned text or instruction text in the output.",
+    "swap_call_result": "No tool call followed by its result in the output.",
+    "move_instruction": "No instruction message with conversation after it in the output.",
+    "drop_latest_user": "No user message in the output.",
+    "truncate_tool_result": "No tool result with text longer than one character in the output.",
+    "drop_recent_exchange": "No closed user exchange in the output.",
+}
+
+SURVIVOR_HINTS: dict[str, str] = {
+    "drop_tool_call": "An orphaned result passed; enable tool_pairs so every result needs its call.",
+    "drop_tool_result": "An unanswered call passed; review tool_pairs and its trailing-pending allowance.",
+    "duplicate_tool_id": "A reused call id passed; enable unique_tool_ids.",
+    "remove_pinned_text": "Lost instruction or pinned text passed; add or strengthen content pins.",
+    "swap_call_result": "A result before its call passed; enable tool_pairs and structure.",
+    "move_instruction": "A moved instruction passed; tighten the structure.system_messages placement policy.",
+    "drop_latest_user": "Losing the latest user message passed; set retain.latest_user_message: exact.",
+    "truncate_tool_result": "A truncated result passed; set retain.tool_results: complete.",
+    "drop_recent_exchange": (
+        "Losing a whole exchange passed; set retain.recent_exchanges to the window you need."),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One eligible site: the mutant it would produce is described by `edit`."""
+
+    operator: str
+    description: str
+    message_index: int
+    site: str
+    edit: Edit
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A distinct mutant: the first candidate that produced it plus every site producing it."""
+
+    first: Candidate
+    sites: tuple[str, ...]
+
+
+def site(index: int, position: int | None = None) -> str:
+    return f"after[{index}]" if position is None else f"after[{index}].tool_calls[{position}]"
+
+
+def call_sites(after: Loaded) -> list[tuple[int, int, str]]:
+    """(message index, position in tool_calls, id) of every assistant call with a non-empty id."""
+    return [
+        (index, position, call.id)
+        for index, view in enumerate(after.views)
+        if view.role == "assistant"
+        for position, call in enumerate(view.calls)
+        if call.id
+    ]
+
+
+def drop_tool_call(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    answered = {view.tool_call_id for view in views if view.role == "tool"}
+    calls = call_sites(after)
+    uses = Counter(call_id for _, _, call_id in calls)
+    found = []
+    for index, position, call_id in calls:
+        if call_id not in answered or uses[call_id] != 1:
+            continue
+        view = views[index]
+        # Emptying an assistant message would let structure catch the mutant for the wrong
+        # reason, so a message left with nothing at all is removed with its last call.
+        drops = len(view.calls) == 1 and not (
+            has_content(view.content) or (view.refusal and view.refusal.strip())
+        )
+        found.append(Candidate("drop_tool_call", "Delete a tool call and keep its result.",
+                               index, site(index, position), DropCall(index, position, drops)))
+    return found
+
+
+def drop_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    called = {call_id for _, _, call_id in call_sites(after)}
+    results = Counter(view.tool_call_id for view in views if view.role == "tool")
+    return [
+        Candidate("drop_tool_result", "Delete a tool result and keep its call.",
+                  index, site(index), DeleteMessage(index))
+        for index, view in enumerate(views)
+        if view.role == "tool" and view.tool_call_id in called and results[view.tool_call_id] == 1
+    ]
+
+
+def duplicate_tool_id(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    return [
+        Candidate("duplicate_tool_id", "Repeat a tool call with the same id in its message.",
+                  index, site(index, position), AppendCallCopy(index, position))
+        for index, position, _ in call_sites(after)
+    ]
+
+
+def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """Contains pins remove their literal everywhere; role pins alter each preserved message;
+    without any pin selector, each instruction message loses its first non-blank line."""
+    views = after.views
+    parts = [text_parts(view.content) for view in views]
+    found: list[Candidate] = []
+    for pin, pin_facts in zip(contract.pins, facts.pins, strict=True):
+        if pin.contains is not None:
+            literal = pin.contains
+            if pin_facts.text_index is None:
+                continue
+            holders = tuple(i for i, texts in enumerate(parts) if any(literal in t for t in texts))
+            if holders:
+                found.append(Candidate(
+                    "remove_pinned_text", f"Delete the text pinned by {pin.name!r}.", holders[0],
+                    f"pin:{pin.name}",
+                    EditText(holders, partial(_remove, literal=literal), every=True)))
+        else:
+            protected = {identity for _, identity in pin_facts.role_messages}
+            if not protected:
+                continue
+            for index, view in enumerate(views):
+                if view.role != pin.role:
+                    continue
+                text = first_nonblank(parts[index])
+                if text is not None and after.identity(index) in protected:
+                    found.append(Candidate(
+                        "remove_pinned_text", f"Alter the message pinned by {pin.name!r}.",
+                        index, f"pin:{pin.name}@{site(index)}",
+                        EditText((index,), partial(_remove, literal=text))))
+    if found:
+        return found
+    for index, view in enumerate(views):
+        if view.role not in INSTRUCTION_ROLES:
+            continue
+        line = next((line for part in parts[index] for line in part.splitlines() if line.strip()),
+                    None)
+        if line is not None:
+            found.append(Candidate(
+                "remove_pinned_text", "Delete instruction text (no pin selects any text).",
+                index, site(index), EditText((index,), partial(_remove, literal=line))))
+    return found
+
+
+def _remove(part: str, literal: str) -> str:
+    return remove_literal(part, literal)
+
+
+def swap_call_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    results: dict[str, list[int]] = {}
+    for index, view in enumerate(views):
+        if view.role == "tool" and view.tool_call_id:
+            results.setdefault(view.tool_call_id, []).append(index)
+    return [
+        Candidate("swap_call_result", "Put a tool result before its call.", result,
+                  f"{site(index, position)}->{site(result)}", Swap(index, result))
+        for index, position, call_id in call_sites(after)
+        for result in results.get(call_id, ())
+        if result > index
+    ]
+
+
+def move_instruction(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    last_other = max(
+        (index for index, view in enumerate(views) if view.role not in INSTRUCTION_ROLES),
+        default=-1,
+    )
+    return [
+        Candidate("move_instruction", "Move an instruction message behind the conversation.",
+                  index, site(index), MoveToEnd(index))
+        for index, view in enumerate(views[:max(last_other, 0)])
+        if view.role in INSTRUCTION_ROLES
+    ]
+
+
+def drop_latest_user(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    for index in range(len(views) - 1, -1, -1):
+        if views[index].role == "user":
+            return [Candidate("drop_latest_user", "Delete the latest user message.",
+                              index, site(index), DeleteMessage(index))]
+    return []
+
+
+def truncate_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    return [
+        Candidate("truncate_tool_result", "Cut a tool result's text in half, keeping its id.",
+                  index, site(index), EditText((index,), truncate_half))
+        for index, view in enumerate(after.views)
+        if view.role == "tool" and any(len(part) > 1 for part in text_parts(view.content))
+    ]
+
+
+def drop_recent_exchange(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    views = after.views
+    return [
+        Candidate(
+            "drop_recent_exchange", "Delete a closed exchange with its calls and results.",
+            start, f"after[{start}:{stop}]",
+            KeepInstructions(start, stop, tuple(
+                k for k in range(start, stop) if views[k].role in INSTRUCTION_ROLES)))
+        for start, stop in closed_exchanges([view.role for view in views])
+    ]
+
+
+Operator = Callable[[Loaded, Contract, BeforeFacts], list[Candidate]]
+
+OPERATOR_FUNCTIONS: dict[str, Operator] = {
+    "drop_tool_call": drop_tool_call,
+    "drop_tool_result": drop_tool_result,
+    "duplicate_tool_id": duplicate_tool_id,
+    "remove_pinned_text": remove_pinned_text,
+    "swap_call_result": swap_call_result,
+    "move_instruction": move_instruction,
+    "drop_latest_user": drop_latest_user,
+    "truncate_tool_result": truncate_tool_result,
+    "drop_recent_exchange": drop_recent_exchange,
+}
+
+
+def select_operators(names: Sequence[str] | None) -> tuple[str, ...]:
+    """The chosen operators in frayproof's order; unknown names are an input error."""
+    if names is None:
+        return OPERATORS
+    chosen = set()
+    for name in names:
+        if name not in OPERATOR_FUNCTIONS:
+            raise InputError(
+                f"Unknown mutation operator {name!r} (choose from {', '.join(OPERATORS)})")
+        chosen.add(name)
+    if not chosen:
+        raise InputError("Choose at least one mutation operator")
+    return tuple(name for name in OPERATORS if name in chosen)
+
+
+def dedupe(candidates: Sequence[Candidate], key: Callable[[Candidate], Hashable]) -> list[Group]:
+    """Merge candidates whose mutants are identical (equal `key`), first one first.
+
+    A single candidate needs no key at all, which spares building it.
+    """
+    if len(candidates) == 1:
+        only = candidates[0]
+        return [Group(only, (only.site,))]
+    groups: dict[Hashable, Group] = {}
+    for candidate in candidates:
+        mutant_key = key(candidate)
+        group = groups.get(mutant_key)
+        if group is None:
+            groups[mutant_key] = Group(candidate, (candidate.site,))
+        else:
+            groups[mutant_key] = Group(group.first, (*group.sites, candidate.site))
+    return list(groups.values())

@@ -1,0 +1,373 @@
+"""Run the nine operators against one real output and score the contract (spec §5.1, §5.4).
+
+Three ways in, one pipeline:
+- `run_mutations(input, target)` runs a transformation once on a deep copy of the input;
+- `run_mutations(input, after=...)` tests a logged output without running any code;
+- `mutate_pair(before, after, contract)` is the corpus audit's entry: both already loaded.
+
+The baseline (the real output against the contract) is checked first; when it fails there is
+nothing to measure and no mutant is built. Each distinct mutant is then judged by the contract.
+Two paths build mutants: the copy-on-write fast path (`fastpath`), and the reference path that
+deep-copies the raw output per mutant, edits it in place and rechecks it from scratch. The
+reference path runs when asked (`verify=True`, which also proves the fast path agrees) and for
+outputs whose objects are shared between positions, where in-place edits spread.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import os
+from collections.abc import Callable, Hashable, Sequence
+from copy import deepcopy
+from dataclasses import dataclass
+from typing import Any
+
+from frayproof_audit.contract import Contract, load_contract
+from frayproof_audit.engine import evaluate
+from frayproof_audit.errors import InputError
+from frayproof_audit.jsonio import MAX_DEPTH
+from frayproof_audit.model import Snapshot
+from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
+from frayproof_audit.mutate.operators import (
+    OPERATOR_FUNCTIONS,
+    SKIP_REASONS,
+    SURVIVOR_HINTS,
+    Candidate,
+    Group,
+    dedupe,
+    select_operators,
+)
+from frayproof_audit.mutate.report import (
+    CAUGHT,
+    SKIPPED,
+    SURVIVED,
+    MutantOutcome,
+    MutationReport,
+)
+from frayproof_audit.prepared import BeforeFacts, prepare_before
+from frayproof_audit.report import Report
+from frayproof_audit.snapshot import Loaded, load_file, load_list, load_wire
+
+Target = Callable[[list[Any]], Any]
+
+
+class FastPathMismatch(AssertionError):
+    """`verify=True` found the fast path disagreeing with the full recheck (a bug in us)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MutationInput:
+    """The before snapshot: raw wire data exactly as given or read (never modified) and its
+    validated form. Loading it separately lets the CLI reject bad input before importing a
+    target, and reads a file once."""
+
+    raw: list[Any]
+    before: Loaded
+
+
+def load_mutation_input(source: Any) -> MutationInput:
+    """A message list or a JSON file path; a neutral `Snapshot` has no raw form to mutate."""
+    if isinstance(source, MutationInput):
+        return source
+    if isinstance(source, Snapshot):
+        raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
+    if isinstance(source, str | os.PathLike):
+        loaded = load_file(source)
+        return MutationInput(loaded.wire, loaded)
+    if type(source) is list:
+        return MutationInput(source, load_plain(source))
+    raise InputError("Mutation input must be a message list or a JSON file path")
+
+
+def run_mutations(
+    input: Any,
+    target: Target | None = None,
+    contract: Any = None,
+    *,
+    after: Any = None,
+    operators: Sequence[str] | None = None,
+    verify: bool = False,
+) -> MutationReport:
+    """Mutation-test `contract` on one output: the target's (run once) or a logged `after`.
+
+    Raises `InputError` for bad input, a bad contract, a failing or async target (use
+    `run_mutations_async`) and an output that is not a valid message list.
+    """
+    job = _prepare(input, target, contract, after, operators)
+    if target is None:
+        raw, loaded = _load_after(after)
+    else:
+        try:
+            output = target(deepcopy(job.input.raw))
+        except Exception as exc:
+            raise _failed(exc) from exc
+        if inspect.isawaitable(output):
+            if inspect.iscoroutine(output):
+                output.close()
+            raise InputError("The target is async: use run_mutations_async (the CLI awaits it)")
+        raw, loaded = _load_output(output)
+    return job.run(raw, loaded, verify)
+
+
+async def run_mutations_async(
+    input: Any,
+    target: Target | None = None,
+    contract: Any = None,
+    *,
+    after: Any = None,
+    operators: Sequence[str] | None = None,
+    verify: bool = False,
+) -> MutationReport:
+    """`run_mutations` for async targets (sync targets are accepted too)."""
+    job = _prepare(input, target, contract, after, operators)
+    if target is None:
+        raw, loaded = _load_after(after)
+    else:
+        try:
+            output = target(deepcopy(job.input.raw))
+            if inspect.isawaitable(output):
+                output = await output
+        except Exception as exc:
+            raise _failed(exc) from exc
+        raw, loaded = _load_output(output)
+    return job.run(raw, loaded, verify)
+
+
+def mutate_pair(
+    before: Loaded,
+    after: Loaded,
+    contract: Contract,
+    operators: Sequence[str] | None = None,
+    baseline: Report | None = None,
+    *,
+    verify: bool = False,
+) -> MutationReport:
+    """Mutation-test one loaded pair; `after.wire` is the raw output and is never modified.
+
+    `after.wire` must hold plain JSON values, as a JSON parser returns them. Pass `baseline`
+    when `check_loaded(before, after, contract)` was already computed. `verify=True` also
+    rechecks every mutant from scratch and raises `FastPathMismatch` on any difference.
+    """
+    chosen = select_operators(operators)
+    facts = prepare_before(before, contract)
+    if baseline is None:
+        baseline = evaluate(after, contract, facts)
+    return _mutate(after.wire, after, contract, facts, baseline, chosen, verify)
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltMutant:
+    """A distinct mutant with its message list (the reference path's deep-copied edit)."""
+
+    operator: str
+    description: str
+    message_index: int
+    sites: tuple[str, ...]
+    messages: list[Any]
+
+
+def build_mutants(
+    before: Loaded, after: Loaded, contract: Contract, operators: Sequence[str] | None = None
+) -> list[BuiltMutant]:
+    """Every distinct mutant of `after.wire`, as message lists (for inspection and tests).
+
+    Built the reference way (a deep copy per candidate, edited in place), so the lists are
+    exactly what frayproof would check; the baseline is not consulted.
+    """
+    facts = prepare_before(before, contract)
+    found: list[BuiltMutant] = []
+    for name in select_operators(operators):
+        candidates = OPERATOR_FUNCTIONS[name](after, contract, facts)
+        for group, messages in reference_mutants(after.wire, candidates):
+            first = group.first
+            found.append(BuiltMutant(name, first.description, first.message_index, group.sites,
+                                     messages))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """A validated request: the input, the contract, the operators and the before facts, all
+    settled before any target runs (so nothing a target does can change them)."""
+
+    input: MutationInput
+    contract: Contract
+    operators: tuple[str, ...]
+    facts: BeforeFacts
+
+    def run(self, raw: list[Any], after: Loaded, verify: bool) -> MutationReport:
+        baseline = evaluate(after, self.contract, self.facts)
+        return _mutate(raw, after, self.contract, self.facts, baseline, self.operators, verify)
+
+
+def _prepare(
+    source: Any, target: Target | None, contract: Any, after: Any, operators: Sequence[str] | None
+) -> _Job:
+    if (target is None) == (after is None):
+        raise InputError("Give exactly one of a target to run or a logged after snapshot")
+    if isinstance(source, Snapshot):
+        raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
+    chosen = select_operators(operators)
+    resolved = load_contract(contract)
+    prepared = load_mutation_input(source)
+    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved))
+
+
+def _failed(exc: Exception) -> InputError:
+    return InputError(f"Transformation failed: {type(exc).__name__}: {exc}")
+
+
+def _load_after(after: Any) -> tuple[list[Any], Loaded]:
+    if isinstance(after, Snapshot):
+        raise InputError("A logged after snapshot must be a message list or a JSON file path")
+    if isinstance(after, str | os.PathLike):
+        loaded = load_file(after)
+        return loaded.wire, loaded
+    return _load_output(after, "A logged after snapshot")
+
+
+def _load_output(output: Any, what: str = "The transformation output") -> tuple[list[Any], Loaded]:
+    """Validate an output list. Mutants are built from its raw objects when they are plain
+    JSON values, else from the detached JSON copy (tuples read as arrays, see docs)."""
+    if not isinstance(output, list):
+        raise InputError(f"{what} must be a list of message objects")
+    raw = output if type(output) is list else list(output)
+    loaded = load_plain(raw)
+    return loaded.wire, loaded
+
+
+def is_plain_json(value: Any) -> bool:
+    """Only dict (string keys), list, str, int, float (finite), bool and None, nested no deeper
+    than the loaders allow. For such values `load_list`'s detaching JSON round trip is an
+    identity, so `load_wire` on the value itself validates it the same way, without a copy."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            if kind is dict:
+                for key, child in item.items():
+                    if type(key) is not str:
+                        return False
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in (str, int, bool) and item is not None:
+            return False
+    return True
+
+
+def load_plain(messages: list[Any]) -> Loaded:
+    """`load_list` without the copy when the list is plain JSON (mutation never edits its
+    inputs, and every fact kept from them is immutable); anything else takes `load_list`."""
+    if type(messages) is list and is_plain_json(messages):
+        return load_wire(messages)
+    return load_list(messages)
+
+
+def _mutate(
+    raw: list[Any], after: Loaded, contract: Contract, facts: BeforeFacts,
+    baseline: Report, chosen: tuple[str, ...], verify: bool,
+) -> MutationReport:
+    if not baseline.passed:
+        return MutationReport(baseline)
+    groups = [(name, OPERATOR_FUNCTIONS[name](after, contract, facts)) for name in chosen]
+    fast_ok = not shares_mutable_objects(raw)
+    if verify or not fast_ok:
+        reference = MutationReport(baseline, _reference_outcomes(raw, contract, facts, groups))
+        if verify and fast_ok:
+            fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups))
+            if fast != reference:
+                raise FastPathMismatch(_first_difference(fast, reference))
+        return reference
+    return MutationReport(baseline, _fast_outcomes(after, contract, facts, groups))
+
+
+Groups = list[tuple[str, list[Candidate]]]
+
+
+def _fast_outcomes(
+    after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups
+) -> tuple[MutantOutcome, ...]:
+    shared = SharedPair(after, contract, facts)
+    cache: dict[int, Mutant] = {}
+    outcomes: list[MutantOutcome] = []
+    for name, candidates in groups:
+        if not candidates:
+            outcomes.append(_skip(name))
+            continue
+        for group in dedupe(candidates, lambda c: shared.key(c, cache)):
+            mutant = cache.get(id(group.first))
+            if mutant is None:
+                mutant = shared.assemble(group.first.edit)[0]
+            outcomes.append(_outcome(group, shared.evaluate(group.first, mutant)))
+        cache.clear()
+    return tuple(outcomes)
+
+
+def _reference_outcomes(
+    raw: list[Any], contract: Contract, facts: BeforeFacts, groups: Groups
+) -> tuple[MutantOutcome, ...]:
+    """frayproof's way: every mutant loaded afresh (`load_list`: copied and validated) and
+    judged by every enabled check from scratch, against the same before facts."""
+    outcomes: list[MutantOutcome] = []
+    for name, candidates in groups:
+        if not candidates:
+            outcomes.append(_skip(name))
+            continue
+        for group, mutant in reference_mutants(raw, candidates):
+            outcomes.append(_outcome(group, evaluate(load_list(mutant), contract, facts)))
+    return tuple(outcomes)
+
+
+def reference_mutants(
+    raw: list[Any], candidates: Sequence[Candidate]
+) -> list[tuple[Group, list[Any]]]:
+    """Distinct mutants the reference way: a deep copy of the raw output per candidate, edited
+    in place (so shared objects spread the edit, as in frayproof), deduplicated on its
+    sorted-key JSON."""
+    built: dict[int, list[Any]] = {}
+
+    def key(candidate: Candidate) -> Hashable:
+        mutant = deepcopy(raw)
+        candidate.edit.apply_in_place(mutant)
+        built[id(candidate)] = mutant
+        return json.dumps(mutant, sort_keys=True, ensure_ascii=False)
+
+    found = []
+    for group in dedupe(candidates, key):
+        mutant = built.get(id(group.first))
+        if mutant is None:
+            mutant = deepcopy(raw)
+            group.first.edit.apply_in_place(mutant)
+        found.append((group, mutant))
+    return found
+
+
+def _skip(name: str) -> MutantOutcome:
+    reason = SKIP_REASONS[name]
+    return MutantOutcome(name, reason, SKIPPED, None, (), reason)
+
+
+def _outcome(group: Group, report: Report) -> MutantOutcome:
+    first = group.first
+    checks = tuple(report.error_checks())
+    if checks:
+        return MutantOutcome(first.operator, first.description, CAUGHT, first.message_index,
+                             group.sites, f"Rejected by {', '.join(checks)}.", checks, report)
+    return MutantOutcome(first.operator, first.description, SURVIVED, first.message_index,
+                         group.sites, SURVIVOR_HINTS[first.operator], (), report)
+
+
+def _first_difference(fast: MutationReport, reference: MutationReport) -> str:
+    for mine, theirs in zip(fast.mutants, reference.mutants, strict=False):
+        if mine != theirs:
+            return f"fast path {mine!r} != full recheck {theirs!r}"
+    return f"fast path has {len(fast.mutants)} mutants, full recheck {len(reference.mutants)}"
