@@ -1,0 +1,46 @@
+"""Meta-tests: every command, option, check and operator is explained where users look."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from frayproof_audit.checks import CHECK_NAMES
+from frayproof_audit.cli import main
+from frayproof_audit.mutate import OPERATORS
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMANDS = sorted(main.commands)
+
+
+def test_the_product_commands_exist() -> None:
+    assert {"validate", "check", "mutate", "audit", "stats"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_and_every_option_have_help(name: str) -> None:
+    command = main.commands[name]
+    assert command.help and len(command.help.split()) >= 5, name
+    for param in command.params:
+        if isinstance(param, click.Option):
+            assert param.help, f"{name} {param.opts}"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_has_a_cli_reference_section_and_is_in_the_readme(name: str) -> None:
+    assert f"\n## {name}\n" in CLI_DOC, f"docs/cli.md has no '## {name}' section"
+    assert f"frayproof-audit {name}" in README, f"README.md never shows `frayproof-audit {name}`"
+
+
+@pytest.mark.parametrize("name", CHECK_NAMES)
+def test_every_check_is_documented(name: str) -> None:
+    assert f"`{name}`" in (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", OPERATORS)
+def test_every_operator_is_documented(name: str) -> None:
+    assert name in (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
