@@ -9,6 +9,8 @@ from __future__ import annotations
 import click
 
 from frayproof_audit import __version__
+from frayproof_audit.cli.audit_cmd import audit_command, stats_command
+from frayproof_audit.cli.mutate_cmd import mutate_command
 from frayproof_audit.cli.single import check_command, validate_command
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
@@ -26,3 +28,6 @@ def main() -> None:
 
 main.add_command(validate_command)
 main.add_command(check_command)
+main.add_command(mutate_command)
+main.add_command(audit_command)
+main.add_command(stats_command)

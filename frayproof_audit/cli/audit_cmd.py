@@ -1,0 +1,202 @@
+"""`audit` and `stats`: whole logs into the Parquet dataset, and the numbers over it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+import click
+
+from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.corpus.config import (
+    BACKENDS,
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_SHARD_BYTES,
+    FAIL_ON,
+    STATS_BY,
+    AuditConfig,
+    FieldMap,
+    load_fields_file,
+    parse_field_specs,
+)
+from frayproof_audit.corpus.run import Progress, run_audit
+from frayproof_audit.corpus.summary import RunSummary
+from frayproof_audit.errors import InputError
+from frayproof_audit.report import EXIT_INPUT_ERROR
+
+
+class _ProgressLine:
+    """A one-line progress display on stderr (records, rate, ETA); silent unless enabled."""
+
+    def __init__(self, stream: IO[str], enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.shown = False
+        self.last = 0.0
+
+    def __call__(self, progress: Progress) -> None:
+        now = time.monotonic()
+        finished = progress.shards_done == progress.shards_total
+        if not self.enabled or (now - self.last < 0.2 and not finished):
+            return
+        self.last = now
+        rate = progress.records / progress.elapsed_s if progress.elapsed_s > 0 else 0.0
+        fraction = progress.weight_done / progress.weight_total if progress.weight_total else 1.0
+        eta = ""
+        if 0 < fraction < 1:
+            seconds = int(progress.elapsed_s * (1 - fraction) / fraction)
+            eta = f" · ETA {seconds // 60}:{seconds % 60:02d}"
+        self.stream.write(
+            f"\r  {fraction:6.1%} · {progress.shards_done}/{progress.shards_total} shards"
+            f" · {progress.records:,} records · {rate:,.0f} rec/s{eta}\x1b[K"
+        )
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
+    fields = FieldMap()
+    if config_file is not None:
+        fields = fields.with_specs(load_fields_file(config_file))
+    return fields.with_specs(parse_field_specs(specs))
+
+
+@click.command("audit")
+@click.argument("inputs", nargs=-1, required=True)
+@contract_option
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Dataset folder: runs/, pairs/, findings/, mutants/ (created if missing).")
+@click.option("--jobs", "-j", "jobs", type=int, default=-1, show_default=True,
+              help="Worker processes (-1: every core the input keeps busy; 1: no pool, in this process).")
+@click.option("--backend", type=click.Choice(BACKENDS), default="loky", show_default=True,
+              help="joblib backend: loky (processes) or threading.")
+@click.option("--run-id", "run_id", default=None,
+              help="Name of this run; an existing run of that name is replaced. Default: time + random.")
+@click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
+              help="Where a field lives in a record, as a dotted path, e.g. before=request.messages.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
+              help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
+@click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
+              help="Mutation-test every pair whose baseline passes.")
+@click.option("--operators", default=None, metavar="A,B",
+              help="Comma-separated subset of mutation operators (default: all).")
+@click.option("--max-record-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORD_BYTES,
+              show_default=True, help="Longer records are input errors, never loaded.")
+@click.option("--shard-bytes", type=click.IntRange(min=1), default=DEFAULT_SHARD_BYTES,
+              show_default=True, help="Target size of one unit of work (plain JSONL byte range).")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(FAIL_ON),
+              default=("failures",), show_default=True,
+              help="What makes the run exit 1 (repeatable).")
+@click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Fail only when failed / checked pairs exceeds this (replaces 'any failure').")
+@format_option
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def audit_command(
+    inputs: tuple[str, ...],
+    contract: str | None,
+    out: str,
+    jobs: int,
+    backend: str,
+    run_id: str | None,
+    field_specs: tuple[str, ...],
+    config_file: str | None,
+    mutate: bool,
+    operators: str | None,
+    max_record_bytes: int,
+    shard_bytes: int,
+    fail_on: tuple[str, ...],
+    max_failure_rate: float | None,
+    output_format: str,
+    quiet: bool,
+) -> None:
+    """Audit JSONL/Parquet logs of before/after pairs into a Parquet dataset.
+
+    INPUTS are files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet), globs or folders (searched
+    recursively, Hive layouts included). Bad records are reported as input errors; the run
+    goes on. Exit 0 pass, 1 a gate failed, 2 bad contract, input path or option.
+
+    \b
+    Example:
+        frayproof-audit audit examples/corpus --contract examples/audit_contract.yaml \\
+            --out audit-out --fail-on failures --max-failure-rate 0.25
+    """
+    progress = _ProgressLine(sys.stderr, sys.stderr.isatty() and not quiet)
+    try:
+        config = AuditConfig(
+            inputs=inputs,
+            out=out,
+            contract=contract,
+            n_jobs=jobs,
+            backend=backend,
+            run_id=run_id,
+            fields=_fields(config_file, field_specs),
+            mutate=mutate,
+            operators=tuple(o.strip() for o in operators.split(",") if o.strip())
+            if operators is not None else None,
+            max_record_bytes=max_record_bytes,
+            shard_bytes=shard_bytes,
+            fail_on=fail_on,
+            max_failure_rate=max_failure_rate,
+            argv=("frayproof-audit", *sys.argv[1:]),
+        )
+        summary: RunSummary = run_audit(config, progress)
+    except InputError as exc:
+        progress.close()
+        fail_input(str(exc), output_format)
+    progress.close()
+    click.echo(summary.to_json() if output_format == "json" else summary.to_text())
+    sys.exit(summary.exit_code)
+
+
+@click.command("stats")
+@click.argument("out", type=click.Path())
+@click.option("--by", type=click.Choice(STATS_BY), default=None,
+              help="Group both tables by this column as well.")
+@click.option("--format", "output_format", type=click.Choice(["table", "json", "csv", "parquet"]),
+              default="table", show_default=True,
+              help="table for people; json, csv or parquet for machines (parquet needs --output).")
+@click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file instead of standard output.")
+def stats_command(out: str, by: str | None, output_format: str, output: str | None) -> None:
+    """Per-check and per-operator statistics over the committed runs in OUT.
+
+    Checks: findings, pairs affected, failing pairs, pairs checked, failure rate. Operators:
+    applicable, caught, survived, skipped, survival rate. csv and parquet hold both tables in one
+    long table with a `table` column.
+
+    \b
+    Example:
+        frayproof-audit stats audit-out --by compactor
+    """
+    json_errors = "json" if output_format == "json" else "text"
+    if output_format == "parquet" and output is None:
+        fail_input("--format parquet needs --output FILE", json_errors)
+    from frayproof_audit.corpus.stats import compute_stats  # Polars: only this command needs it
+
+    try:
+        stats = compute_stats(out, by)
+    except InputError as exc:
+        fail_input(str(exc), json_errors)
+    if output_format == "parquet":
+        assert output is not None
+        stats.tidy().write_parquet(output)
+        return
+    if output_format == "csv":
+        text = stats.tidy().write_csv()
+    else:
+        text = stats.to_json() if output_format == "json" else stats.to_text()
+    if output is None:
+        click.echo(text.rstrip("\n"))
+        return
+    try:
+        Path(output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"INPUT ERROR: cannot write '{output}': {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_INPUT_ERROR)

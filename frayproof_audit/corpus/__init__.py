@@ -1,0 +1,46 @@
+"""Corpus audit: whole logs of before/after pairs → a Parquet dataset of runs, pairs, findings and
+mutants (DESIGN.md "Output dataset"), plus the stats computed over it.
+
+`audit(inputs, contract, out, ...)` is the Python entry point; `frayproof-audit audit` and
+`frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. The readers are
+imported on first use: they need Polars, which worker processes never do, and every worker
+start pays for what this package imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from frayproof_audit.corpus.config import AuditConfig, FieldMap
+from frayproof_audit.corpus.run import Progress, audit, run_audit
+from frayproof_audit.corpus.summary import RunSummary
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.read import read_table
+    from frayproof_audit.corpus.stats import Stats, compute_stats
+
+_LAZY = {
+    "read_table": "frayproof_audit.corpus.read",
+    "Stats": "frayproof_audit.corpus.stats",
+    "compute_stats": "frayproof_audit.corpus.stats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "AuditConfig",
+    "FieldMap",
+    "Progress",
+    "RunSummary",
+    "Stats",
+    "audit",
+    "compute_stats",
+    "read_table",
+    "run_audit",
+]

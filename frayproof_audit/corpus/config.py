@@ -1,0 +1,173 @@
+"""The frozen options of one audit run, and the field mapping that says where a record keeps what.
+
+Everything a run needs is decided here, before any work: a bad option is an `InputError` (exit 2)
+raised by the parent, never a surprise inside a worker halfway through a night of logs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from frayproof_audit.errors import InputError
+
+FIELD_NAMES = (
+    "before",
+    "after",
+    "pair_id",
+    "session_id",
+    "compactor",
+    "logged_at",
+    "format",
+    "tools",
+)
+"""The input record's fields (DESIGN.md "Input record"); each may live at a dotted path."""
+
+REQUIRED_FIELDS = ("before", "after")
+BACKENDS = ("loky", "threading")
+FAIL_ON = ("failures", "survivors", "input-errors", "none")
+STATS_BY = ("compactor", "log_date", "run_id")
+"""Columns `stats --by` can group on (kept here so the CLI need not import Polars to list them)."""
+DEFAULT_SHARD_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class ConfigError(InputError):
+    """An audit option, field mapping or config file is unusable (exit 2, before any work)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldMap:
+    """Where each input field lives in a record, as a dotted path (`request.messages`).
+
+    A path is first tried as one literal key (so a flattened column named `request.messages`
+    works), then segment by segment into nested objects or Parquet structs.
+    """
+
+    before: str = "before"
+    after: str = "after"
+    pair_id: str = "pair_id"
+    session_id: str = "session_id"
+    compactor: str = "compactor"
+    logged_at: str = "logged_at"
+    format: str = "format"
+    tools: str = "tools"
+
+    def path(self, name: str) -> str:
+        value: str = getattr(self, name)
+        return value
+
+    def items(self) -> tuple[tuple[str, str], ...]:
+        return tuple((name, self.path(name)) for name in FIELD_NAMES)
+
+    def with_specs(self, specs: dict[str, str]) -> FieldMap:
+        """A copy with some fields moved; unknown names or empty paths are a `ConfigError`."""
+        for name, path in specs.items():
+            if name not in FIELD_NAMES:
+                raise ConfigError(f"unknown field {name!r} (fields: {', '.join(FIELD_NAMES)})")
+            if type(path) is not str or not path or path.startswith(".") or path.endswith("."):
+                raise ConfigError(f"field {name}: the path must be a non-empty dotted path")
+            if ".." in path:
+                raise ConfigError(f"field {name}: the path {path!r} has an empty segment")
+        return replace(self, **specs)
+
+
+def parse_field_specs(specs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """`before=request.messages` strings → {name: path}."""
+    parsed: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            raise ConfigError(f"--field {spec!r}: expected NAME=PATH, e.g. before=request.messages")
+        parsed[name.strip()] = path.strip()
+    return parsed
+
+
+def load_fields_file(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Read the `fields:` block of a YAML config file (the only key it may hold for now)."""
+    where = os.fspath(path)
+    try:
+        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config '{where}': {exc.strerror or exc}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"Invalid config '{where}': {reason}") from None
+    if document is None:
+        return {}
+    if type(document) is not dict:
+        raise ConfigError(f"Invalid config '{where}': the document must be a mapping")
+    for key in document:
+        if key != "fields":
+            raise ConfigError(f"Invalid config '{where}': {key}: unknown key (allowed: fields)")
+    block = document.get("fields") or {}
+    if type(block) is not dict or any(type(v) is not str for v in block.values()):
+        raise ConfigError(f"Invalid config '{where}': fields: must map field names to dotted paths")
+    return {str(k): v for k, v in block.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditConfig:
+    """Every option of one audit run. Build it, call `run_audit(config)`; nothing else is read."""
+
+    inputs: tuple[str, ...]
+    out: str
+    contract: str | None = None
+    n_jobs: int = -1
+    backend: str = "loky"
+    run_id: str | None = None
+    fields: FieldMap = field(default_factory=FieldMap)
+    mutate: bool = True
+    operators: tuple[str, ...] | None = None
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    shard_bytes: int = DEFAULT_SHARD_BYTES
+    fail_on: tuple[str, ...] = ("failures",)
+    max_failure_rate: float | None = None
+    argv: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.inputs:
+            raise ConfigError("no inputs: give at least one file, folder or glob")
+        if self.backend not in BACKENDS:
+            raise ConfigError(f"unknown backend {self.backend!r} (choose {', '.join(BACKENDS)})")
+        if self.n_jobs == 0 or self.n_jobs < -1:
+            raise ConfigError("jobs must be a positive number, or -1 for all cores")
+        if self.run_id is not None:
+            check_run_id(self.run_id)
+        if self.max_record_bytes < 1 or self.shard_bytes < 1:
+            raise ConfigError("max_record_bytes and shard_bytes must be positive")
+        for gate in self.fail_on:
+            if gate not in FAIL_ON:
+                raise ConfigError(f"unknown --fail-on {gate!r} (choose {', '.join(FAIL_ON)})")
+        if "none" in self.fail_on and len(self.fail_on) > 1:
+            raise ConfigError("--fail-on none cannot be combined with other gates")
+        rate = self.max_failure_rate
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise ConfigError("--max-failure-rate must be between 0 and 1")
+        if self.operators is not None and not self.operators:
+            raise ConfigError("--operators needs at least one operator name")
+
+    def options(self) -> dict[str, Any]:
+        """The options that shape the result, for the `runs` table (paths and argv excluded)."""
+        skip = {"inputs", "out", "contract", "argv", "fields"}
+        found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
+        found["fields"] = dict(self.fields.items())
+        found["operators"] = list(self.operators) if self.operators is not None else None
+        found["fail_on"] = list(self.fail_on)
+        return found
+
+
+def check_run_id(run_id: str) -> str:
+    """Run ids become file names, so they are restricted to a safe, portable alphabet."""
+    if not _RUN_ID.fullmatch(run_id):
+        raise ConfigError(
+            f"run id {run_id!r} must be 1-128 characters of letters, digits, '.', '_' or '-',"
+            " starting with a letter or digit"
+        )
+    return run_id

@@ -1,0 +1,73 @@
+"""The one place that decides how tasks run: a plain loop, threads, or loky processes.
+
+Everything else hands this module a function and a list of task values and gets results back
+in completion order; each result carries its own key, so order never matters. A new backend
+(dask, ray) is one more branch here and one more name in `config.BACKENDS`; a backend that
+cannot stream results (ray) would return a list through the same iterator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import BrokenExecutor
+from typing import TypeVar
+
+import joblib
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+PROCESS_BACKENDS = frozenset({"loky"})
+"""Backends whose workers are separate processes, so one can die without taking the run."""
+
+
+class WorkerDied(Exception):
+    """A worker process vanished (killed, out of memory): the pool is broken, results are lost."""
+
+
+AUTO_BYTES_PER_WORKER = 48 * 1024 * 1024
+"""With `--jobs -1`, one worker per this much input (up to every core): starting a process pool
+costs a second or two, which small inputs never win back, so they run in this process."""
+
+
+def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
+    """Workers actually used: never more than there are tasks. `-1` means every core, or, given
+    the input's `weight` in bytes, no more workers than it keeps busy."""
+    wanted = n_jobs
+    if n_jobs == -1:
+        wanted = joblib.cpu_count()
+        if weight is not None:
+            wanted = min(wanted, max(1, weight // AUTO_BYTES_PER_WORKER))
+    return max(1, min(wanted, tasks))
+
+
+def run_tasks(
+    function: Callable[[T], R],
+    tasks: Sequence[T],
+    backend: str,
+    n_jobs: int,
+) -> Iterator[R]:
+    """Results of `function(task)` as they complete.
+
+    `n_jobs == 1` is a plain loop in this process (no start-up cost, same results). Otherwise a
+    process backend always runs tasks in worker processes, even a single one, so a task that
+    kills its worker never takes the run with it. Raises `WorkerDied` when a worker vanishes.
+    """
+    if not tasks:
+        return
+    if n_jobs == 1:
+        for task in tasks:
+            yield function(task)
+        return
+    jobs = effective_jobs(n_jobs, len(tasks))
+    if backend in PROCESS_BACKENDS:
+        jobs = max(jobs, 2)  # joblib runs n_jobs=1 in this process; two workers keep it out
+    with joblib.parallel_config(backend=backend, n_jobs=jobs):
+        parallel = joblib.Parallel(
+            return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs"
+        )
+        try:
+            yield from parallel(joblib.delayed(function)(task) for task in tasks)
+        except BrokenExecutor as exc:
+            reason = str(exc).split(". ")[0].splitlines()[0] if str(exc) else type(exc).__name__
+            raise WorkerDied(reason) from exc

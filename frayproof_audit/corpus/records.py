@@ -1,0 +1,210 @@
+"""From a raw record to the fields of one pair: strict parsing, dotted-path field mapping, types.
+
+Every problem is a short reason without location (the worker prefixes file and line/row), and
+the optional fields are read even when the record is bad, so an input error still carries its
+compactor, session and date where the record has them.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime
+from typing import Any, NamedTuple
+
+from frayproof_audit.corpus.config import FieldMap
+from frayproof_audit.jsonio import JSONProblem, loads_strict
+
+FORMATS = ("openai", "anthropic")
+SUPPORTED_FORMATS = ("openai",)
+_MISSING: Any = object()
+
+
+class RecordProblem(ValueError):
+    """A record cannot be audited; the message is the reason, without location."""
+
+
+class Meta(NamedTuple):
+    """The optional fields, as far as they could be read."""
+
+    pair_id: str | None
+    session_id: str | None
+    compactor: str | None
+    logged_at: datetime | None
+    format: str | None
+
+
+class Pair(NamedTuple):
+    meta: Meta
+    before: list[Any]
+    after: list[Any]
+
+
+def kind_name(value: Any) -> str:
+    """The JSON name of a value's type, for reasons ("got a string")."""
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def parse_json_record(data: bytes) -> dict[str, Any]:
+    """One JSONL line → its object, strictly (duplicate keys, NaN, deep nesting refused)."""
+    try:
+        value = loads_strict(data)
+    except JSONProblem as exc:
+        reason = str(exc)
+        if not reason.startswith("invalid JSON"):
+            reason = f"invalid JSON: {reason}"
+        raise RecordProblem(reason) from None
+    if type(value) is not dict:
+        raise RecordProblem(f"a record must be a JSON object, got {kind_name(value)}")
+    return value
+
+
+def lookup(record: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path: a literal key first, then segment by segment."""
+    if path in record:
+        return record[path]
+    current: Any = record
+    for segment in path.split("."):
+        if type(current) is not dict or segment not in current:
+            return _MISSING
+        current = current[segment]
+    return current
+
+
+class FieldReader:
+    """Reads the mapped fields of records from one source (its Hive folder values as fallback)."""
+
+    __slots__ = ("_fields", "_hive", "_nested", "default_format")
+
+    def __init__(
+        self, fields: FieldMap, hive: tuple[tuple[str, str], ...], nested: bool, default_format: str
+    ) -> None:
+        self._fields = fields
+        self._hive = dict(hive)
+        self._nested = nested
+        self.default_format = default_format
+
+    def columns(self) -> list[str]:
+        """Top-level names a Parquet reader must load: each path literally and its first segment."""
+        names: list[str] = []
+        for _, path in self._fields.items():
+            names.extend((path, path.split(".", 1)[0]))
+        return list(dict.fromkeys(names))
+
+    def _get(self, record: dict[str, Any], name: str) -> Any:
+        path = self._fields.path(name)
+        value = lookup(record, path)
+        if (value is _MISSING or value is None) and path in self._hive:
+            return self._hive[path]
+        return None if value is _MISSING else value
+
+    def meta(self, record: dict[str, Any]) -> tuple[Meta, str | None]:
+        """The optional fields, and the first problem among them (None when all are fine)."""
+        problems: list[str] = []
+
+        def text(name: str, allow_int: bool) -> str | None:
+            value = self._get(record, name)
+            if value is None or type(value) is str:
+                return value
+            if allow_int and type(value) is int:
+                return str(value)
+            problems.append(f"{name} must be a string, got {kind_name(value)}")
+            return None
+
+        pair_id = text("pair_id", True)
+        if pair_id == "":
+            problems.append("pair_id must not be empty")
+            pair_id = None
+        session_id = text("session_id", True)
+        compactor = text("compactor", False)
+        logged_at = None
+        raw_time = self._get(record, "logged_at")
+        if raw_time is not None:
+            try:
+                logged_at = parse_logged_at(raw_time)
+            except RecordProblem as exc:
+                problems.append(str(exc))
+        fmt = text("format", False)
+        if fmt is not None and fmt not in FORMATS:
+            problems.append(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+            fmt = None
+        elif fmt is not None and fmt not in SUPPORTED_FORMATS:
+            problems.append(f"format {fmt!r} is not supported yet (only openai)")
+        tools = self._get(record, "tools")
+        if tools is not None and type(tools) is not list:
+            problems.append(f"tools must be a list of tool definitions, got {kind_name(tools)}")
+        meta = Meta(pair_id, session_id, compactor, logged_at, fmt or self.default_format)
+        return meta, (problems[0] if problems else None)
+
+    def snapshot(self, record: dict[str, Any], name: str) -> list[Any]:
+        """`before` or `after` as a plain message list, or `RecordProblem`."""
+        path = self._fields.path(name)
+        value = lookup(record, path)
+        where = name if path == name else f"{name} (at {path!r})"
+        if value is _MISSING or value is None:
+            raise RecordProblem(f"{where} is missing")
+        if type(value) is list:
+            return _from_arrow(value, where) if self._nested else value
+        if self._nested and isinstance(value, str | bytes):
+            data = value.encode("utf-8") if isinstance(value, str) else value
+            try:
+                parsed = loads_strict(data)
+            except JSONProblem as exc:
+                raise RecordProblem(f"{where} is not valid JSON: {exc}") from None
+            if type(parsed) is list:
+                return parsed
+            value = parsed
+        raise RecordProblem(f"{where} must be an array of message objects, got {kind_name(value)}")
+
+
+def parse_logged_at(value: Any) -> datetime:
+    """An RFC 3339 string, a timestamp or a date → an aware UTC datetime (naive means UTC)."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif type(value) is str:
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise RecordProblem(f"logged_at {value[:40]!r} is not an RFC 3339 time") from None
+    else:
+        raise RecordProblem(f"logged_at must be an RFC 3339 string or a timestamp, got {kind_name(value)}")
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise RecordProblem("logged_at is out of range") from None
+
+
+def _from_arrow(value: Any, where: str) -> Any:
+    """A nested Parquet value → plain JSON values.
+
+    Arrow structs cannot tell a missing key from a null one (every row of a struct column has
+    every field), so null struct fields are dropped: a message written without `tool_calls`
+    reads back without it. Values JSON cannot hold are a `RecordProblem`.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {key: _from_arrow(item, where) for key, item in value.items() if item is not None}
+    if kind is list:
+        return [_from_arrow(item, where) for item in value]
+    if kind is float:
+        if not math.isfinite(value):
+            raise RecordProblem(f"{where} holds a non-finite number")
+        return value
+    if value is None or kind in (str, int, bool):
+        return value
+    raise RecordProblem(f"{where} holds a value JSON cannot represent ({kind.__name__})")

@@ -1,0 +1,333 @@
+"""`run_audit(config)`: plan → fan out → stage → commit, and the `RunSummary` of it all.
+
+The parent process reads the contract once, expands and plans the inputs, and from then on only
+ships shard descriptors and collects small results (the part files a worker staged, its totals):
+it never holds a record or a row. Everything that can be wrong with the options, the contract or
+an input path is found before the first shard runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from frayproof_audit import __version__
+from frayproof_audit.contract import Contract, load_contract
+from frayproof_audit.corpus.config import AuditConfig, ConfigError, FieldMap
+from frayproof_audit.corpus.executor import WorkerDied, effective_jobs, run_tasks
+from frayproof_audit.corpus.shards import Shard, plan
+from frayproof_audit.corpus.sources import expand_inputs
+from frayproof_audit.corpus.store import Stage
+from frayproof_audit.corpus.summary import (
+    CheckLine,
+    CompactorLine,
+    NotAudited,
+    OperatorLine,
+    RunSummary,
+)
+from frayproof_audit.corpus.tables import RUNS, SCHEMA_VERSION, file_metadata
+from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
+from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
+
+CRASH_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_CRASH"
+PAUSE_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_PAUSE"
+"""Test hooks: make a worker die (see `WorkerSettings.crash_hook`), or make the parent stop
+at `shards` (after the first shard is staged) or `commit` (files moved, `runs` row not yet
+written) so a test can kill it there."""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a run is: shards and records done, and input weight (bytes) done of the total."""
+
+    shards_done: int
+    shards_total: int
+    records: int
+    weight_done: int
+    weight_total: int
+    elapsed_s: float
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def audit(
+    inputs: str | Sequence[str],
+    contract: str | None,
+    out: str,
+    *,
+    jobs: int = -1,
+    backend: str = "loky",
+    run_id: str | None = None,
+    fields: dict[str, str] | FieldMap | None = None,
+    mutate: bool = True,
+    operators: Sequence[str] | None = None,
+    fail_on: Sequence[str] = ("failures",),
+    max_failure_rate: float | None = None,
+    progress: ProgressCallback | None = None,
+    **options: Any,
+) -> RunSummary:
+    """Audit JSONL/Parquet logs of before/after pairs into the Parquet dataset at `out`.
+
+    `options` are the remaining `AuditConfig` fields (`max_record_bytes`, `shard_bytes`, `argv`).
+    Raises `InputError` (a bad contract, option or input path) before any work.
+    """
+    field_map = fields if isinstance(fields, FieldMap) else FieldMap().with_specs(dict(fields or {}))
+    config = AuditConfig(
+        inputs=(inputs,) if isinstance(inputs, str) else tuple(inputs),
+        out=out,
+        contract=contract,
+        n_jobs=jobs,
+        backend=backend,
+        run_id=run_id,
+        fields=field_map,
+        mutate=mutate,
+        operators=tuple(operators) if operators is not None else None,
+        fail_on=tuple(fail_on),
+        max_failure_rate=max_failure_rate,
+        **options,
+    )
+    return run_audit(config, progress)
+
+
+def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> RunSummary:
+    """Run one audit as configured; the `RunSummary` owns the exit code."""
+    started = datetime.now(UTC)
+    clock = time.perf_counter()
+    run_id = config.run_id or f"{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    contract = load_contract(config.contract)
+    if config.mutate:
+        _check_mutation(config.operators)
+    shards = plan(expand_inputs(config.inputs), config.shard_bytes)
+    stage = Stage(config.out, run_id)
+    try:
+        run_date = started.date().isoformat()
+        settings = WorkerSettings(
+            run_id=run_id,
+            run_date=run_date,
+            contract=contract,
+            fields=config.fields,
+            mutate=config.mutate,
+            operators=config.operators,
+            max_record_bytes=config.max_record_bytes,
+            staging_dir=str(stage.folder),
+            inflight_dir=str(stage.inflight),
+            crash_hook=os.environ.get(CRASH_HOOK_ENV) or None,
+        )
+        collector = _Collector(stage, shards, contract, run_id, progress, clock)
+        _execute(shards, settings, config, collector)
+        stage.fill_empty_tables(run_date, collector.meta)
+        finished = datetime.now(UTC)
+        summary = collector.summary(config, started, finished, time.perf_counter() - clock)
+        row = _runs_row(config, summary, contract, started, finished, shards, stage.staged)
+        stage.commit(row, file_metadata("runs", run_id, contract.sha256), _pause)
+    except BaseException:
+        stage.close()
+        raise
+    return summary
+
+
+def _check_mutation(operators: tuple[str, ...] | None) -> None:
+    try:
+        from frayproof_audit.mutate import OPERATORS
+    except ImportError:
+        raise ConfigError("mutation testing is not available in this install: use --no-mutate") from None
+    unknown = [name for name in operators or () if name not in OPERATORS]
+    if unknown:
+        raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
+
+
+def _pause(stage: str) -> None:
+    if os.environ.get(PAUSE_HOOK_ENV) == stage:
+        sys.stderr.write(f"frayproof-audit: test pause at {stage}\n")
+        sys.stderr.flush()
+        time.sleep(600)
+
+
+def _execute(
+    shards: tuple[Shard, ...], settings: WorkerSettings, config: AuditConfig, collector: _Collector
+) -> None:
+    """Run every shard; a shard whose worker died is retried once, alone, then given up."""
+    queue = list(shards)
+    jobs = _jobs(config, shards)
+    while queue:
+        tasks = [ShardTask(shard, settings) for shard in queue]
+        try:
+            for result in run_tasks(audit_shard, tasks, config.backend, jobs):
+                collector.accept(result)
+            return
+        except WorkerDied:
+            pending = [shard for shard in queue if not collector.done(shard.ordinal)]
+            inflight = collector.stage.inflight
+            interrupted = [s for s in pending if (inflight / str(s.ordinal)).exists()]
+            if not interrupted:
+                interrupted = pending  # died outside any shard: take no chances, isolate all
+            queue = [shard for shard in pending if shard not in interrupted]
+            for shard in interrupted:
+                (inflight / str(shard.ordinal)).unlink(missing_ok=True)
+                _retry_alone(shard, settings, config.backend, jobs, collector)
+
+
+def _jobs(config: AuditConfig, shards: tuple[Shard, ...]) -> int:
+    return effective_jobs(config.n_jobs, len(shards), sum(shard.weight for shard in shards))
+
+
+def _retry_alone(
+    shard: Shard, settings: WorkerSettings, backend: str, jobs: int, collector: _Collector
+) -> None:
+    task = [ShardTask(shard, settings, attempt=2)]
+    try:
+        for result in run_tasks(audit_shard, task, backend, jobs):
+            collector.accept(result)
+    except WorkerDied as exc:
+        (collector.stage.inflight / str(shard.ordinal)).unlink(missing_ok=True)
+        collector.give_up(shard, f"the worker died twice ({exc})")
+
+
+class _Collector:
+    """Records staged files and the run's totals as results arrive; holds no records."""
+
+    def __init__(
+        self,
+        stage: Stage,
+        shards: tuple[Shard, ...],
+        contract: Contract,
+        run_id: str,
+        progress: ProgressCallback | None,
+        clock: float,
+    ) -> None:
+        self.stage = stage
+        self.shards = {shard.ordinal: shard for shard in shards}
+        self.contract = contract
+        self.run_id = run_id
+        self.progress = progress
+        self.clock = clock
+        self.tally = Tally()
+        self.samples: dict[int, list[str]] = {}
+        self.finished: set[int] = set()
+        self.not_audited: dict[int, NotAudited] = {}
+        self.weight_done = 0
+        self.weight_total = sum(shard.weight for shard in shards)
+
+    def meta(self, table: str) -> dict[str, str]:
+        return file_metadata(table, self.run_id, self.contract.sha256)
+
+    def done(self, ordinal: int) -> bool:
+        return ordinal in self.finished
+
+    def accept(self, result: ShardResult) -> None:
+        shard = self.shards[result.ordinal]
+        if result.error is not None:
+            self.give_up(shard, result.error)
+            return
+        self.stage.accept(result.files)
+        self.tally.add(result.tally)
+        self.samples[result.ordinal] = result.tally.samples
+        self._finish(shard)
+        if len(self.finished) == 1:
+            _pause("shards")
+
+    def give_up(self, shard: Shard, reason: str) -> None:
+        self.stage.discard(shard.ordinal)
+        self.not_audited[shard.ordinal] = NotAudited(shard.name, reason, shard.records)
+        self._finish(shard)
+
+    def _finish(self, shard: Shard) -> None:
+        self.finished.add(shard.ordinal)
+        self.weight_done += shard.weight
+        if self.progress is not None:
+            self.progress(Progress(
+                len(self.finished), len(self.shards), self.tally.pairs, self.weight_done,
+                self.weight_total, time.perf_counter() - self.clock,
+            ))
+
+    def summary(
+        self, config: AuditConfig, started: datetime, finished: datetime, duration: float
+    ) -> RunSummary:
+        tally = self.tally
+        samples = [reason for ordinal in sorted(self.samples) for reason in self.samples[ordinal]]
+        checks = sorted(
+            (CheckLine(name, row[0], row[1], row[2]) for name, row in tally.checks.items()),
+            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
+        )
+        compactors = sorted(
+            (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
+            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
+        )
+        operators = sorted(
+            (OperatorLine(name, *row) for name, row in tally.operators.items()),
+            key=lambda o: (-(o.survival_rate or 0.0), o.operator),
+        )
+        return RunSummary(
+            run_id=self.run_id,
+            out=config.out,
+            started_at=started.isoformat(),
+            finished_at=finished.isoformat(),
+            duration_s=duration,
+            contract_sha256=self.contract.sha256,
+            shards=len(self.shards),
+            pairs=tally.pairs,
+            passed=tally.passed,
+            failed=tally.failed,
+            input_errors=tally.input_errors,
+            mutate=config.mutate,
+            mutants_caught=tally.mutants_caught,
+            mutants_survived=tally.mutants_survived,
+            mutants_skipped=tally.mutants_skipped,
+            checks=tuple(checks),
+            compactors=tuple(compactors),
+            operators=tuple(operators),
+            input_error_samples=tuple(samples[:MAX_SAMPLES]),
+            not_audited=tuple(self.not_audited[k] for k in sorted(self.not_audited)),
+            fail_on=config.fail_on,
+            max_failure_rate=config.max_failure_rate,
+        )
+
+
+def _runs_row(
+    config: AuditConfig,
+    summary: RunSummary,
+    contract: Contract,
+    started: datetime,
+    finished: datetime,
+    shards: tuple[Shard, ...],
+    files: list[str],
+) -> pa.Table:
+    missing = [item.records for item in summary.not_audited]
+    row = {
+        "run_id": summary.run_id,
+        "schema_version": SCHEMA_VERSION,
+        "tool_version": __version__,
+        "started_at": started,
+        "finished_at": finished,
+        "duration_s": summary.duration_s,
+        "contract_path": config.contract,
+        "contract_sha256": contract.sha256,
+        "contract_text": contract.source_text,
+        "inputs": list(config.inputs),
+        "argv": list(config.argv),
+        "options": orjson.dumps(config.options(), option=orjson.OPT_SORT_KEYS).decode(),
+        "backend": config.backend,
+        "n_jobs": _jobs(config, shards),
+        "shards": len(shards),
+        "pairs": summary.pairs,
+        "passed": summary.passed,
+        "failed": summary.failed,
+        "input_errors": summary.input_errors,
+        "not_audited_shards": [item.shard for item in summary.not_audited],
+        "not_audited_records": None if None in missing else sum(m or 0 for m in missing),
+        "mutants_caught": summary.mutants_caught,
+        "mutants_survived": summary.mutants_survived,
+        "mutants_skipped": summary.mutants_skipped,
+        "files": sorted(files),
+    }
+    return pa.Table.from_pylist([row], schema=RUNS)

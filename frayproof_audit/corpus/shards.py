@@ -1,0 +1,134 @@
+"""Shard planning: cut the inputs into independent units of work without parsing a record.
+
+A plain JSONL file is cut into byte ranges that start at line starts, so one big night of logs
+spreads over every worker. The planner reads each plain file once, at memory speed, to count
+newlines: that is what lets every worker name exact line numbers in its reasons without
+reading anything before its range. Compressed files cannot be entered in the middle, so each is
+one shard. Parquet shards are runs of whole row groups. The plan depends only on the inputs
+and `shard_bytes`, never on the number of workers, so any `--jobs` gives the same part files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from frayproof_audit.corpus.sources import Source, SourceError
+
+_SCAN_CHUNK = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One unit of work. `start`/`stop` are bytes (JSONL) or row-group numbers (Parquet).
+
+    `first_row` is the 1-based line number of the first line (JSONL) or the 0-based index of
+    the first row (Parquet). `records` is the number of lines or rows when the plan knows it.
+    """
+
+    ordinal: int
+    source: Source
+    start: int
+    stop: int
+    first_row: int
+    records: int | None
+    size: int = 0
+    """Bytes of the input file this shard stands for (drives progress, ETA and `--jobs -1`)."""
+
+    @property
+    def name(self) -> str:
+        """A human-readable, unique name: what the summary and `runs` say when it failed."""
+        path = self.source.path
+        if self.source.kind == "parquet":
+            groups = f"row group {self.start}" if self.stop - self.start == 1 else (
+                f"row groups {self.start}-{self.stop - 1}"
+            )
+            rows = f", rows {self.first_row}-{self.first_row + (self.records or 1) - 1}"
+            return f"{path} [{groups}{rows}]"
+        if self.source.kind != "jsonl":
+            return f"{path} [whole file]"
+        last = self.first_row + (self.records or 1) - 1
+        return f"{path} [bytes {self.start}-{self.stop - 1}, lines {self.first_row}-{last}]"
+
+    @property
+    def weight(self) -> int:
+        return self.size
+
+
+def plan(sources: tuple[Source, ...], shard_bytes: int) -> tuple[Shard, ...]:
+    """All shards of all sources, numbered in source order (the order of the final tables)."""
+    shards: list[Shard] = []
+    for source in sources:
+        pieces: list[tuple[int, int, int, int | None]]
+        if source.kind == "jsonl":
+            pieces = list(_jsonl_ranges(source, shard_bytes))
+        elif source.kind == "parquet":
+            pieces = list(_parquet_groups(source, shard_bytes))
+        else:
+            pieces = [(0, source.size, 1, None)]  # records unknown until decompressed
+        rows = sum(piece[3] or 0 for piece in pieces)
+        for start, stop, first_row, records in pieces:
+            if source.kind == "jsonl":
+                size = stop - start
+            elif source.kind == "parquet":
+                size = source.size * (records or 0) // rows if rows else 0
+            else:
+                size = source.size
+            shards.append(Shard(len(shards), source, start, stop, first_row, records, size))
+    return tuple(shards)
+
+
+def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int]]:
+    """(start, stop, first line, lines) ranges; every stop is just after a newline or at EOF."""
+    start, first_line, lines_before = 0, 1, 0
+    target = shard_bytes
+    offset = 0
+    try:
+        with open(source.path, "rb") as handle:
+            while True:
+                chunk = handle.read(_SCAN_CHUNK)
+                if not chunk:
+                    break
+                end = offset + len(chunk)
+                counted = 0  # newlines in chunk[:counted] are already in lines_before
+                while target <= end:
+                    newline = chunk.find(b"\n", max(target - 1 - offset, counted))
+                    if newline < 0:
+                        break
+                    lines_before += chunk.count(b"\n", counted, newline + 1)
+                    counted = newline + 1
+                    stop = offset + counted
+                    if stop < source.size:
+                        yield start, stop, first_line, lines_before - first_line + 1
+                        start, first_line = stop, lines_before + 1
+                    target = stop + shard_bytes
+                lines_before += chunk.count(b"\n", counted)
+                offset = end
+    except OSError as exc:
+        raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
+    if start < offset:
+        trailing = 0 if offset == 0 else lines_before - first_line + 1
+        with open(source.path, "rb") as handle:
+            handle.seek(offset - 1)
+            if handle.read(1) != b"\n":
+                trailing += 1  # a last line without a newline is still a line
+        yield start, offset, first_line, trailing
+
+
+def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int]]:
+    """Consecutive row groups, grouped until their stored size reaches `shard_bytes`."""
+    try:
+        metadata = pq.ParquetFile(source.path).metadata
+    except (OSError, pa.ArrowException) as exc:
+        raise SourceError(f"cannot read Parquet input '{source.path}': {exc}") from None
+    first_group, first_row, rows, size = 0, 0, 0, 0
+    for group in range(metadata.num_row_groups):
+        info = metadata.row_group(group)
+        rows += info.num_rows
+        size += info.total_byte_size
+        if size >= shard_bytes or group == metadata.num_row_groups - 1:
+            yield first_group, group + 1, first_row, rows
+            first_group, first_row, rows, size = group + 1, first_row + rows, 0, 0

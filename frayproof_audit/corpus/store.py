@@ -1,0 +1,231 @@
+"""The dataset on disk: staging, run-unique part files, an atomic commit, and cleanup.
+
+Layout (DESIGN.md): `OUT/<table>/log_date=YYYY-MM-DD/part-<run_id>-<n>.parquet` for `pairs`,
+`findings`, `mutants`, and `OUT/runs/part-<run_id>.parquet`. A run writes every part file into
+`OUT/_staging/` first. Commit, under one lock for the whole dataset: remove the old `runs` row of
+the same run id (the old run is no longer counted), delete its part files, move the new ones in
+with `os.replace`, and write the new `runs` row last, under a temporary name then `os.replace`.
+Readers count a part file only when a `runs` row lists it, so a run killed at any moment is
+either wholly there or not there at all, and the next run deletes what it left behind.
+
+Every staging folder is held by an `flock` for the life of its run, so cleanup can tell a
+folder of a dead run (lock free) from one of a run still going. Locks vanish with the process,
+SIGKILL included.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
+from frayproof_audit.errors import InputError
+
+STAGING = "_staging"
+LOCK = ".frayproof-audit.lock"
+RUNS = "runs"
+_PREFIX, _SUFFIX = "part-", ".parquet"
+
+
+class StoreError(InputError):
+    """OUT cannot be used as a dataset folder (exit 2, before any work)."""
+
+
+def part_name(run_id: str, number: int) -> str:
+    return f"{_PREFIX}{run_id}-{number:05d}{_SUFFIX}"
+
+
+def runs_name(run_id: str) -> str:
+    return f"{_PREFIX}{run_id}{_SUFFIX}"
+
+
+def run_of_part(name: str) -> str | None:
+    """The run id in `part-<run_id>-<n>.parquet`, or None for any other name."""
+    if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
+        return None
+    run_id, sep, number = name[len(_PREFIX) : -len(_SUFFIX)].rpartition("-")
+    return run_id if sep and number.isdigit() else None
+
+
+def committed_runs(out: str | os.PathLike[str]) -> list[str]:
+    """Run ids with a `runs` row, sorted. Only these runs exist for the project's readers."""
+    folder = Path(out) / RUNS
+    if not folder.is_dir():
+        return []
+    return sorted(
+        entry.name[len(_PREFIX) : -len(_SUFFIX)]
+        for entry in folder.iterdir()
+        if entry.name.startswith(_PREFIX) and entry.name.endswith(_SUFFIX)
+    )
+
+
+def write_parquet(table: pa.Table, path: Path, metadata: dict[str, str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table.replace_schema_metadata(metadata), str(path), compression="zstd")
+
+
+def stage_shard(
+    folder: str | os.PathLike[str],
+    run_id: str,
+    ordinal: int,
+    tables: dict[str, dict[str, pa.Table]],
+    metadata: Callable[[str], dict[str, str]],
+) -> tuple[str, ...]:
+    """Write one shard's rows into a staging folder: one part file per table and log_date.
+
+    Called by workers, so Parquet encoding runs in parallel and tables never travel back to the
+    parent. Each file is written under a temporary name and renamed, so a worker that dies
+    mid-write never leaves a truncated file under a real name; names depend only on the shard,
+    so a retry overwrites the same files. Returns the paths relative to the folder.
+    """
+    written = []
+    for table, by_date in sorted(tables.items()):
+        for log_date, rows in sorted(by_date.items()):
+            relative = f"{table}/log_date={log_date}/{part_name(run_id, ordinal)}"
+            target = Path(folder) / relative
+            temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            write_parquet(rows, temporary, metadata(table))
+            os.replace(temporary, target)
+            written.append(relative)
+    return tuple(written)
+
+
+def _fsync(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+class _Lock:
+    """An exclusive `flock` on a file, held until `release`."""
+
+    def __init__(self, path: Path, blocking: bool = True) -> None:
+        self.handle: IO[bytes] | None = open(path, "ab")  # noqa: SIM115 - held while locked
+        flags = fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB
+        try:
+            fcntl.flock(self.handle.fileno(), flags)
+        except OSError:
+            self.handle.close()
+            self.handle = None
+            raise
+
+    def release(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+class Stage:
+    """The staging area of one run and the commit that publishes it."""
+
+    def __init__(self, out: str | os.PathLike[str], run_id: str) -> None:
+        self.out = Path(out)
+        self.run_id = run_id
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            (self.out / STAGING).mkdir(exist_ok=True)
+            with self._dataset_lock():
+                self._cleanup()
+            token = f"{run_id}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+            self._own_lock = _Lock(self.out / STAGING / f"{token}.lock")
+            self.folder = self.out / STAGING / token
+            self.folder.mkdir()
+            self.inflight = self.folder / "_inflight"
+            self.inflight.mkdir()
+        except OSError as exc:
+            raise StoreError(f"cannot use '{self.out}' as the output folder: {exc}") from None
+        self.staged: list[str] = []
+
+    def _dataset_lock(self) -> _Held:
+        return _Held(_Lock(self.out / LOCK))
+
+    def _cleanup(self) -> None:
+        """Delete staging folders of dead runs and part files no `runs` row lists."""
+        staging = self.out / STAGING
+        for lock_path in sorted(staging.glob("*.lock")):
+            try:
+                stale = _Lock(lock_path, blocking=False)
+            except OSError:
+                continue  # a live run holds it
+            shutil.rmtree(staging / lock_path.name[: -len(".lock")], ignore_errors=True)
+            lock_path.unlink(missing_ok=True)
+            stale.release()
+        for entry in staging.iterdir():
+            if entry.is_dir() and not (staging / f"{entry.name}.lock").exists():
+                shutil.rmtree(entry, ignore_errors=True)
+        committed = set(committed_runs(self.out))
+        for table in PARTITIONED_TABLES:
+            for path in (self.out / table).glob("log_date=*/part-*.parquet"):
+                if run_of_part(path.name) not in committed:
+                    path.unlink(missing_ok=True)
+        for leftover in (self.out / RUNS).glob(".*.tmp"):
+            leftover.unlink(missing_ok=True)
+
+    def accept(self, files: tuple[str, ...]) -> None:
+        """Record the files a worker staged for a finished shard."""
+        self.staged.extend(files)
+
+    def discard(self, ordinal: int) -> None:
+        """Delete whatever a shard that was given up may have staged: it is not in this run."""
+        for path in self.folder.glob(f"*/log_date=*/{part_name(self.run_id, ordinal)}"):
+            path.unlink(missing_ok=True)
+
+    def fill_empty_tables(self, run_date: str, meta: Callable[[str], dict[str, str]]) -> None:
+        """A table with no rows still gets one empty file, so every table has a schema to read."""
+        present = {relative.split("/", 1)[0] for relative in self.staged}
+        for table in PARTITIONED_TABLES:
+            if table not in present:
+                self.accept(stage_shard(self.folder, self.run_id, 0, {table: {run_date: empty(table)}}, meta))
+
+    def commit(self, runs_row: pa.Table, meta: dict[str, str], pause: Callable[[str], None]) -> None:
+        """Publish the staged files and then the `runs` row, replacing any run of the same id."""
+        with self._dataset_lock():
+            runs_folder = self.out / RUNS
+            runs_folder.mkdir(exist_ok=True)
+            (runs_folder / runs_name(self.run_id)).unlink(missing_ok=True)
+            _fsync(runs_folder)
+            for table in PARTITIONED_TABLES:
+                for path in (self.out / table).glob("log_date=*/part-*.parquet"):
+                    if run_of_part(path.name) == self.run_id:
+                        path.unlink()
+            for relative in sorted(self.staged):
+                source, target = self.folder / relative, self.out / relative
+                _fsync(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, target)
+            pause("commit")
+            temporary = runs_folder / f".{runs_name(self.run_id)}.tmp"
+            write_parquet(runs_row, temporary, meta)
+            _fsync(temporary)
+            os.replace(temporary, runs_folder / runs_name(self.run_id))
+            _fsync(runs_folder)
+        self.close()
+
+    def close(self) -> None:
+        """Drop the staging folder (after a commit, or when the run gives up)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        (self.out / STAGING / f"{self.folder.name}.lock").unlink(missing_ok=True)
+        self._own_lock.release()
+
+
+class _Held:
+    """Context manager releasing a `_Lock`."""
+
+    def __init__(self, lock: _Lock) -> None:
+        self.lock = lock
+
+    def __enter__(self) -> _Lock:
+        return self.lock
+
+    def __exit__(self, *_: object) -> None:
+        self.lock.release()

@@ -1,0 +1,227 @@
+"""`RunSummary`: what one audit found, the gates the user set, and the exit code they decide.
+
+Gates (`--fail-on`, repeatable): `failures` — any pair that fails the contract (or, with
+`--max-failure-rate R`, a failure rate above R); `survivors` — any surviving mutant;
+`input-errors` — any unreadable record; `none` — nothing fails the run. Shards that could not be
+audited fail the run under every gate except `none`: an incomplete audit is never a pass.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from frayproof_audit.report import EXIT_FAIL, EXIT_PASS, SCHEMA_VERSION
+
+TOP = 5
+
+
+@dataclass(frozen=True, slots=True)
+class NotAudited:
+    """A shard whose records are not in the tables, and why."""
+
+    shard: str
+    reason: str
+    records: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckLine:
+    check: str
+    findings: int
+    pairs: int
+    failing_pairs: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactorLine:
+    compactor: str | None
+    pairs: int
+    failed: int
+    input_errors: int
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorLine:
+    operator: str
+    caught: int
+    survived: int
+    skipped: int
+
+    @property
+    def applicable(self) -> int:
+        return self.caught + self.survived
+
+    @property
+    def survival_rate(self) -> float | None:
+        return self.survived / self.applicable if self.applicable else None
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """The result of `audit`: counts, the top offenders, gates and the exit code."""
+
+    run_id: str
+    out: str
+    started_at: str
+    finished_at: str
+    duration_s: float
+    contract_sha256: str
+    shards: int
+    pairs: int
+    passed: int
+    failed: int
+    input_errors: int
+    mutate: bool
+    mutants_caught: int
+    mutants_survived: int
+    mutants_skipped: int
+    checks: tuple[CheckLine, ...]
+    compactors: tuple[CompactorLine, ...]
+    operators: tuple[OperatorLine, ...]
+    input_error_samples: tuple[str, ...]
+    not_audited: tuple[NotAudited, ...]
+    fail_on: tuple[str, ...]
+    max_failure_rate: float | None
+
+    @property
+    def failure_rate(self) -> float | None:
+        """Failed pairs over pairs that could be checked (input errors excluded)."""
+        return _rate(self.failed, self.passed + self.failed)
+
+    @property
+    def mutation_score(self) -> float | None:
+        return _rate(self.mutants_caught, self.mutants_caught + self.mutants_survived)
+
+    @property
+    def gate_failures(self) -> tuple[str, ...]:
+        """Why the run fails, one sentence per gate that tripped (empty: the run passes)."""
+        if "none" in self.fail_on:
+            return ()
+        found: list[str] = []
+        if self.not_audited:
+            found.append(f"{len(self.not_audited)} shard(s) could not be audited")
+        rate = self.failure_rate
+        if self.max_failure_rate is not None:
+            if rate is not None and rate > self.max_failure_rate:
+                found.append(
+                    f"failure rate {rate:.1%} is above --max-failure-rate {self.max_failure_rate:g}"
+                )
+        elif "failures" in self.fail_on and self.failed:
+            found.append(f"{self.failed} pair(s) fail the contract (--fail-on failures)")
+        if "survivors" in self.fail_on and self.mutants_survived:
+            found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
+        if "input-errors" in self.fail_on and self.input_errors:
+            found.append(f"{self.input_errors} record(s) could not be read (--fail-on input-errors)")
+        return tuple(found)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_FAIL if self.gate_failures else EXIT_PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "out": self.out,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "duration_s": round(self.duration_s, 3),
+            "contract_sha256": self.contract_sha256,
+            "shards": self.shards,
+            "pairs": self.pairs,
+            "passed": self.passed,
+            "failed": self.failed,
+            "input_errors": self.input_errors,
+            "failure_rate": self.failure_rate,
+            "mutation": {
+                "enabled": self.mutate,
+                "caught": self.mutants_caught,
+                "survived": self.mutants_survived,
+                "skipped": self.mutants_skipped,
+                "score": self.mutation_score,
+            },
+            "checks": [
+                {"check": c.check, "findings": c.findings, "pairs": c.pairs,
+                 "failing_pairs": c.failing_pairs}
+                for c in self.checks
+            ],
+            "compactors": [
+                {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
+                 "input_errors": c.input_errors}
+                for c in self.compactors
+            ],
+            "operators": [
+                {"operator": o.operator, "applicable": o.applicable, "caught": o.caught,
+                 "survived": o.survived, "skipped": o.skipped, "survival_rate": o.survival_rate}
+                for o in self.operators
+            ],
+            "input_error_samples": list(self.input_error_samples),
+            "not_audited": [
+                {"shard": n.shard, "reason": n.reason, "records": n.records}
+                for n in self.not_audited
+            ],
+            "gates": {"fail_on": list(self.fail_on), "max_failure_rate": self.max_failure_rate},
+            "gate_failures": list(self.gate_failures),
+            "exit_code": self.exit_code,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_text(self) -> str:
+        lines = [f"Run {self.run_id}: {self.pairs:,} pairs audited in {self.duration_s:.1f}s"
+                 f" ({self.shards} shard(s)) → {self.out}"]
+        rate = self.failure_rate
+        lines.append(
+            f"  pass {self.passed:,} · fail {self.failed:,} · input_error {self.input_errors:,}"
+            + (f" · failure rate {rate:.1%}" if rate is not None else "")
+        )
+        if self.mutate:
+            score = self.mutation_score
+            lines.append(
+                f"  mutants: caught {self.mutants_caught:,} · survived {self.mutants_survived:,}"
+                f" · skipped {self.mutants_skipped:,}"
+                + (f" · score {score:.1%}" if score is not None else "")
+            )
+        failing = [c for c in self.checks if c.failing_pairs][:TOP]
+        worst = [c for c in self.compactors if c.failed][:TOP]
+        width = max(
+            [len(c.check) for c in failing]
+            + [len(c.compactor or "(none)") for c in worst]
+            + [len(o.operator) for o in self.operators]
+            + [10]
+        )
+        if failing:
+            lines.append("Top failing checks (pairs with an error · findings):")
+            lines.extend(
+                f"  {c.check:<{width}} {c.failing_pairs:>7,} · {c.findings:,}" for c in failing
+            )
+        if worst:
+            lines.append("Top failing compactors (failed / checked):")
+            for c in worst:
+                checked = c.pairs - c.input_errors
+                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {checked:,}"
+                             f" ({c.failed / checked:.1%})")
+        if self.operators:
+            lines.append("Mutation operators (survived / applicable):")
+            for o in self.operators:
+                survival = f"{o.survival_rate:.1%}" if o.survival_rate is not None else "-"
+                lines.append(f"  {o.operator:<{width}} {o.survived:>7,} / {o.applicable:,} ({survival})"
+                             + (f", {o.skipped:,} skipped" if o.skipped else ""))
+        if self.input_error_samples:
+            lines.append(f"Input errors (first {len(self.input_error_samples)} of {self.input_errors:,}):")
+            lines.extend(f"  {reason}" for reason in self.input_error_samples)
+        if self.not_audited:
+            lines.append(f"NOT AUDITED ({len(self.not_audited)} shard(s)):")
+            for item in self.not_audited:
+                count = f"{item.records:,} record(s)" if item.records is not None else "records"
+                lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
+        failures = self.gate_failures
+        lines.append(("FAIL: " + "; ".join(failures)) if failures else "PASS")
+        return "\n".join(lines)

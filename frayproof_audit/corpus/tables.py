@@ -1,0 +1,182 @@
+"""The four output tables: explicit Arrow schemas, their file metadata, and a row builder.
+
+This module is the single source of truth for column names, types and nullability; `docs/
+tables.md` documents exactly these. A change here is a change of a promise to users'
+warehouses: bump `SCHEMA_VERSION` and say so in the docs.
+
+`log_date` is not a column of any file: it is the Hive partition (`log_date=YYYY-MM-DD/`) and
+readers add it from the path (Polars and DuckDB both parse it as a date).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from frayproof_audit import __version__
+
+SCHEMA_VERSION = 1
+PARTITIONED_TABLES = ("pairs", "findings", "mutants")
+TABLES = ("runs", *PARTITIONED_TABLES)
+STATUSES = ("pass", "fail", "input_error")
+
+_TS = pa.timestamp("us", tz="UTC")
+_STRINGS = pa.list_(pa.field("item", pa.string(), nullable=False))
+
+
+def _f(name: str, kind: pa.DataType, nullable: bool = True) -> pa.Field:
+    return pa.field(name, kind, nullable=nullable)
+
+
+_PAIR_KEYS = [
+    _f("run_id", pa.string(), False),
+    _f("pair_id", pa.string(), False),
+]
+
+PAIRS = pa.schema([
+    *_PAIR_KEYS,
+    _f("source", pa.string(), False),
+    _f("source_row", pa.int64(), False),
+    _f("session_id", pa.string()),
+    _f("compactor", pa.string()),
+    _f("logged_at", _TS),
+    _f("format", pa.string()),
+    _f("status", pa.string(), False),
+    _f("errors", pa.int32()),
+    _f("warnings", pa.int32()),
+    _f("input_error", pa.string()),
+    _f("messages_before", pa.int32()),
+    _f("messages_after", pa.int32()),
+    _f("bytes_before", pa.int64()),
+    _f("bytes_after", pa.int64()),
+    _f("mutants_applicable", pa.int32()),
+    _f("mutants_caught", pa.int32()),
+    _f("mutants_survived", pa.int32()),
+    _f("mutants_skipped", pa.int32()),
+    _f("mutation_score", pa.float64()),
+    _f("record_sha256", pa.string(), False),
+])
+
+FINDINGS = pa.schema([
+    *_PAIR_KEYS,
+    _f("compactor", pa.string()),
+    _f("logged_at", _TS),
+    _f("check", pa.string(), False),
+    _f("severity", pa.string(), False),
+    _f("snapshot", pa.string(), False),
+    _f("message_index", pa.int32()),
+    _f("tool_call_id", pa.string()),
+    _f("pin", pa.string()),
+    _f("rule", pa.string()),
+    _f("message", pa.string(), False),
+])
+
+MUTANTS = pa.schema([
+    *_PAIR_KEYS,
+    _f("compactor", pa.string()),
+    _f("logged_at", _TS),
+    _f("operator", pa.string(), False),
+    _f("description", pa.string()),
+    _f("message_index", pa.int32()),
+    _f("sites", _STRINGS, False),
+    _f("status", pa.string(), False),
+    _f("caught_by", _STRINGS, False),
+    _f("reason", pa.string()),
+])
+
+RUNS = pa.schema([
+    _f("run_id", pa.string(), False),
+    _f("schema_version", pa.int32(), False),
+    _f("tool_version", pa.string(), False),
+    _f("started_at", _TS, False),
+    _f("finished_at", _TS, False),
+    _f("duration_s", pa.float64(), False),
+    _f("contract_path", pa.string()),
+    _f("contract_sha256", pa.string(), False),
+    _f("contract_text", pa.string(), False),
+    _f("inputs", _STRINGS, False),
+    _f("argv", _STRINGS, False),
+    _f("options", pa.string(), False),
+    _f("backend", pa.string(), False),
+    _f("n_jobs", pa.int32(), False),
+    _f("shards", pa.int32(), False),
+    _f("pairs", pa.int64(), False),
+    _f("passed", pa.int64(), False),
+    _f("failed", pa.int64(), False),
+    _f("input_errors", pa.int64(), False),
+    _f("not_audited_shards", _STRINGS, False),
+    _f("not_audited_records", pa.int64()),
+    _f("mutants_caught", pa.int64(), False),
+    _f("mutants_survived", pa.int64(), False),
+    _f("mutants_skipped", pa.int64(), False),
+    _f("files", _STRINGS, False),
+])
+
+SCHEMAS: Mapping[str, pa.Schema] = {
+    "runs": RUNS,
+    "pairs": PAIRS,
+    "findings": FINDINGS,
+    "mutants": MUTANTS,
+}
+
+META_SCHEMA_VERSION = "frayproof_audit.schema_version"
+META_VERSION = "frayproof_audit.version"
+META_TABLE = "frayproof_audit.table"
+META_RUN_ID = "run_id"
+META_CONTRACT = "contract_sha256"
+
+
+def file_metadata(table: str, run_id: str, contract_sha256: str) -> dict[str, str]:
+    """Schema-level key/value metadata written into every file's footer."""
+    return {
+        META_SCHEMA_VERSION: str(SCHEMA_VERSION),
+        META_VERSION: __version__,
+        META_TABLE: table,
+        META_RUN_ID: run_id,
+        META_CONTRACT: contract_sha256,
+    }
+
+
+class TableBuilder:
+    """Column lists for one table, filled row by row, turned into Arrow once per shard.
+
+    Column-wise lists are several times cheaper than a dict per row, and `from_arrays` with the
+    explicit schema rejects any value of the wrong type, so a worker can never write a file
+    that disagrees with the documented schema.
+    """
+
+    __slots__ = ("_columns", "log_dates", "schema")
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self._columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+        self.log_dates: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.log_dates)
+
+    def append(self, log_date: str, row: Mapping[str, Any]) -> None:
+        for name, column in self._columns.items():
+            column.append(row.get(name))
+        self.log_dates.append(log_date)
+
+    def by_log_date(self) -> dict[str, pa.Table]:
+        """The rows as one Arrow table per `log_date`, each in insertion (record) order."""
+        if not self.log_dates:
+            return {}
+        arrays = [
+            pa.array(self._columns[field.name], type=field.type) for field in self.schema
+        ]
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        dates = sorted(set(self.log_dates))
+        if len(dates) == 1:
+            return {dates[0]: table}
+        keys = pa.array(self.log_dates, type=pa.string())
+        return {date: table.filter(pc.equal(keys, date)) for date in dates}
+
+
+def empty(name: str) -> pa.Table:
+    return SCHEMAS[name].empty_table()

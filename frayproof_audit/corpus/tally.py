@@ -1,0 +1,86 @@
+"""Small running totals a worker keeps per shard and the parent merges into the run summary.
+
+They let the summary print the top failing checks, compactors and operators without the parent
+ever re-reading the tables it just wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_SAMPLES = 10
+
+
+@dataclass(slots=True)
+class Tally:
+    """Counters for a shard or a whole run. Mutable while counting; merged with `add`."""
+
+    pairs: int = 0
+    passed: int = 0
+    failed: int = 0
+    input_errors: int = 0
+    mutants_caught: int = 0
+    mutants_survived: int = 0
+    mutants_skipped: int = 0
+    checks: dict[str, list[int]] = field(default_factory=dict)
+    """check → [findings, pairs with a finding, pairs with an error finding]"""
+    compactors: dict[str, list[int]] = field(default_factory=dict)
+    """compactor ("" for none) → [pairs, failed, input errors]"""
+    operators: dict[str, list[int]] = field(default_factory=dict)
+    """operator → [caught, survived, skipped]"""
+    samples: list[str] = field(default_factory=list)
+    """The first input-error reasons, in record order."""
+
+    def count_pair(self, status: str, compactor: str | None) -> None:
+        self.pairs += 1
+        row = self.compactors.setdefault(compactor or "", [0, 0, 0])
+        row[0] += 1
+        if status == "pass":
+            self.passed += 1
+        elif status == "fail":
+            self.failed += 1
+            row[1] += 1
+        else:
+            self.input_errors += 1
+            row[2] += 1
+
+    def count_check(self, check: str, findings: int, errors: int) -> None:
+        row = self.checks.setdefault(check, [0, 0, 0])
+        row[0] += findings
+        row[1] += 1
+        row[2] += 1 if errors else 0
+
+    def count_mutant(self, operator: str, status: str) -> None:
+        row = self.operators.setdefault(operator, [0, 0, 0])
+        if status == "caught":
+            self.mutants_caught += 1
+            row[0] += 1
+        elif status == "survived":
+            self.mutants_survived += 1
+            row[1] += 1
+        else:
+            self.mutants_skipped += 1
+            row[2] += 1
+
+    def sample(self, reason: str) -> None:
+        if len(self.samples) < MAX_SAMPLES:
+            self.samples.append(reason)
+
+    def add(self, other: Tally) -> None:
+        """Merge another tally (samples are merged by the caller, in shard order)."""
+        self.pairs += other.pairs
+        self.passed += other.passed
+        self.failed += other.failed
+        self.input_errors += other.input_errors
+        self.mutants_caught += other.mutants_caught
+        self.mutants_survived += other.mutants_survived
+        self.mutants_skipped += other.mutants_skipped
+        for mine, theirs in (
+            (self.checks, other.checks),
+            (self.compactors, other.compactors),
+            (self.operators, other.operators),
+        ):
+            for key, values in theirs.items():
+                row = mine.setdefault(key, [0] * len(values))
+                for index, value in enumerate(values):
+                    row[index] += value

@@ -1,0 +1,298 @@
+"""The worker: read one shard → parse → load → check → mutate → staged Parquet part files.
+
+`audit_shard` never raises. A bad record is a `pairs` row with `status = input_error`; anything
+unexpected (an engine bug, a broken file the reader did not foresee) ends the shard with an
+`error` value that names the shard and the record, and the run reports the shard as not audited.
+A worker that dies outright (killed, out of memory) cannot return anything: it leaves its
+in-flight marker behind, which is how the parent knows which shards to retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from frayproof_audit.contract import Contract
+from frayproof_audit.corpus.config import FieldMap
+from frayproof_audit.corpus.readers import Raw, read_shard
+from frayproof_audit.corpus.records import FieldReader, Meta, RecordProblem, parse_json_record
+from frayproof_audit.corpus.shards import Shard
+from frayproof_audit.corpus.store import stage_shard
+from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
+from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.engine import check_loaded
+from frayproof_audit.errors import InputError
+from frayproof_audit.report import Report
+from frayproof_audit.snapshot import Loaded, load_wire
+
+CRASH_EXIT = 86
+"""Exit status of a worker killed by the test hook (`WorkerSettings.crash_hook`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSettings:
+    """What every shard of a run needs; pickled with each task, parsed once in the parent."""
+
+    run_id: str
+    run_date: str
+    contract: Contract
+    fields: FieldMap
+    mutate: bool
+    operators: tuple[str, ...] | None
+    max_record_bytes: int
+    staging_dir: str
+    inflight_dir: str | None = None
+    crash_hook: str | None = None
+    """Test hook: `SUBSTRING` kills the worker on every shard whose source contains it,
+    `once:SUBSTRING` only on the first attempt."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShardTask:
+    shard: Shard
+    settings: WorkerSettings
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ShardResult:
+    """The part files a shard staged (relative to the staging folder) and its totals, or the
+    error that ended it. Small on purpose: rows never travel back to the parent."""
+
+    ordinal: int
+    files: tuple[str, ...] = ()
+    tally: Tally = field(default_factory=Tally)
+    error: str | None = None
+
+
+class _ShardFailure(Exception):
+    """An unexpected exception, re-raised with the record's location."""
+
+
+def audit_shard(task: ShardTask) -> ShardResult:
+    marker = _mark(task)
+    try:
+        _maybe_crash(task)
+        auditor = _Auditor(task)
+        auditor.run()
+        settings = task.settings
+        tables = {name: builder.by_log_date() for name, builder in auditor.builders.items()}
+        files = stage_shard(
+            settings.staging_dir, settings.run_id, task.shard.ordinal, tables,
+            lambda table: file_metadata(table, settings.run_id, settings.contract.sha256),
+        )
+        return ShardResult(task.shard.ordinal, files, auditor.tally)
+    except Exception as exc:  # errors are values: nothing crosses the pool as an exception
+        return ShardResult(task.shard.ordinal, error=f"{task.shard.name}: {exc}")
+    finally:
+        if marker is not None:
+            _remove(marker)
+
+
+def _mark(task: ShardTask) -> str | None:
+    folder = task.settings.inflight_dir
+    if folder is None:
+        return None
+    marker = os.path.join(folder, str(task.shard.ordinal))
+    with open(marker, "w", encoding="utf-8") as handle:
+        handle.write(f"{os.getpid()}\n")
+    return marker
+
+
+def _remove(marker: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(marker)
+
+
+def _maybe_crash(task: ShardTask) -> None:
+    hook = task.settings.crash_hook
+    if not hook:
+        return
+    once = hook.startswith("once:")
+    needle = hook[5:] if once else hook
+    if needle in task.shard.source.path and (not once or task.attempt == 1):
+        os._exit(CRASH_EXIT)
+
+
+class _Auditor:
+    """Audits the records of one shard into table builders and a tally."""
+
+    def __init__(self, task: ShardTask) -> None:
+        self.shard = task.shard
+        self.settings = task.settings
+        self.builders = {name: TableBuilder(SCHEMAS[name]) for name in PARTITIONED_TABLES}
+        self.tally = Tally()
+        source = self.shard.source
+        self.parquet = source.kind == "parquet"
+        self.label = "row" if self.parquet else "line"
+        self.reader = FieldReader(
+            self.settings.fields, source.hive, self.parquet, self.settings.contract.format
+        )
+        self.mutate_pair: Any = None
+        if self.settings.mutate:
+            from frayproof_audit.mutate import mutate_pair
+
+            self.mutate_pair = mutate_pair
+
+    def run(self) -> None:
+        columns = self.reader.columns() if self.parquet else None
+        limit = self.settings.max_record_bytes
+        for raw in read_shard(self.shard, limit, columns):
+            try:
+                self._record(raw)
+            except Exception as exc:
+                where = f"{self.shard.source.path} {self.label} {raw.row}"
+                raise _ShardFailure(f"{where}: {type(exc).__name__}: {exc}") from exc
+
+    def _record(self, raw: Raw) -> None:
+        if raw.problem is not None:
+            self._input_error(raw, None, raw.problem)
+            return
+        record = raw.value
+        if self.parquet:
+            if raw.size > self.settings.max_record_bytes:
+                limit = self.settings.max_record_bytes
+                self._input_error(raw, None, f"record is {raw.size} bytes, over --max-record-bytes {limit}")
+                return
+        else:
+            try:
+                record = parse_json_record(raw.value)
+            except RecordProblem as exc:
+                self._input_error(raw, None, str(exc))
+                return
+        meta, problem = self.reader.meta(record)
+        if problem is not None:
+            self._input_error(raw, meta, problem)
+            return
+        try:
+            before_list = self.reader.snapshot(record, "before")
+            after_list = self.reader.snapshot(record, "after")
+            before = _load(before_list, "before")
+            after = _load(after_list, "after")
+        except RecordProblem as exc:
+            self._input_error(raw, meta, str(exc))
+            return
+        report = check_loaded(before, after, self.settings.contract)
+        sizes = (len(before), len(after), _json_size(before_list), _json_size(after_list))
+        self._checked(raw, meta, report, sizes, before, after)
+
+    def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
+        logged_at = meta.logged_at if meta is not None else None
+        log_date = logged_at.date().isoformat() if logged_at is not None else self.settings.run_date
+        pair_id = meta.pair_id if meta is not None else None
+        return log_date, {
+            "run_id": self.settings.run_id,
+            "pair_id": pair_id or f"{self.shard.source.path}:{raw.row}",
+            "compactor": meta.compactor if meta is not None else None,
+            "logged_at": logged_at,
+        }
+
+    def _input_error(self, raw: Raw, meta: Meta | None, problem: str) -> None:
+        log_date, row = self._base(raw, meta)
+        reason = f"{self.shard.source.path} {self.label} {raw.row}: {problem}"
+        row.update(
+            source=self.shard.source.path,
+            source_row=raw.row,
+            session_id=meta.session_id if meta is not None else None,
+            format=meta.format if meta is not None else None,
+            status="input_error",
+            input_error=reason,
+            record_sha256=raw.sha256,
+        )
+        self.builders["pairs"].append(log_date, row)
+        self.tally.count_pair("input_error", row["compactor"])
+        self.tally.sample(reason)
+
+    def _checked(
+        self,
+        raw: Raw,
+        meta: Meta,
+        report: Report,
+        sizes: tuple[int, int, int, int],
+        before: Loaded,
+        after: Loaded,
+    ) -> None:
+        log_date, base = self._base(raw, meta)
+        status = "pass" if report.passed else "fail"
+        pair = dict(
+            base,
+            source=self.shard.source.path,
+            source_row=raw.row,
+            session_id=meta.session_id,
+            format=meta.format,
+            status=status,
+            errors=report.errors,
+            warnings=report.warnings,
+            messages_before=sizes[0],
+            messages_after=sizes[1],
+            bytes_before=sizes[2],
+            bytes_after=sizes[3],
+            record_sha256=raw.sha256,
+        )
+        findings = self.builders["findings"]
+        per_check: dict[str, list[int]] = {}
+        for violation in report.violations:
+            findings.append(log_date, dict(base, **violation.to_dict()))
+            counts = per_check.setdefault(violation.check, [0, 0])
+            counts[0] += 1
+            counts[1] += violation.severity == "error"
+        for check, (found, errors) in per_check.items():
+            self.tally.count_check(check, found, errors)
+        if self.mutate_pair is not None and report.passed:
+            self._mutants(log_date, base, pair, before, after, report)
+        self.builders["pairs"].append(log_date, pair)
+        self.tally.count_pair(status, meta.compactor)
+
+    def _mutants(
+        self,
+        log_date: str,
+        base: dict[str, Any],
+        pair: dict[str, Any],
+        before: Loaded,
+        after: Loaded,
+        report: Report,
+    ) -> None:
+        outcome = self.mutate_pair(
+            before, after, self.settings.contract, self.settings.operators, baseline=report
+        )
+        mutants = self.builders["mutants"]
+        for mutant in outcome.mutants:
+            mutants.append(log_date, dict(
+                base,
+                operator=mutant.operator,
+                description=mutant.description,
+                message_index=mutant.message_index,
+                sites=list(mutant.sites),
+                status=mutant.status,
+                caught_by=list(mutant.caught_by),
+                reason=mutant.reason,
+            ))
+            self.tally.count_mutant(mutant.operator, mutant.status)
+        applicable = outcome.caught + outcome.survived
+        pair.update(
+            mutants_applicable=applicable,
+            mutants_caught=outcome.caught,
+            mutants_survived=outcome.survived,
+            mutants_skipped=outcome.skipped,
+            mutation_score=outcome.caught / applicable if applicable else None,
+        )
+
+
+def _load(messages: list[Any], name: str) -> Loaded:
+    try:
+        return load_wire(messages)
+    except InputError as exc:
+        raise RecordProblem(f"{name}: {exc}") from None
+
+
+def _json_size(messages: list[Any]) -> int:
+    try:
+        return len(orjson.dumps(messages))
+    except TypeError:  # integers beyond 64 bits: rare enough to pay for the exact writer
+        from frayproof_audit.jsonio import canonical
+
+        return len(canonical(messages))

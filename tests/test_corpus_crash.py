@@ -1,0 +1,143 @@
+"""Failure handling: a run killed with SIGKILL, a worker that dies once, a worker that always dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.run import CRASH_HOOK_ENV, PAUSE_HOOK_ENV
+from frayproof_audit.corpus.store import STAGING
+from tests.helpers import REPO
+from tests.test_corpus_support import good_lines, write_contract, write_jsonl
+
+DATA_TABLES = ("pairs", "findings", "mutants")
+
+
+def _start_and_kill(args: list[str], stage: str) -> None:
+    """Run the CLI in a subprocess, wait for the test pause at `stage`, then SIGKILL it."""
+    env = {**os.environ, PAUSE_HOOK_ENV: stage}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "frayproof_audit", *args],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None
+        seen = []
+        for text in process.stderr:
+            if f"test pause at {stage}" in text:
+                break
+            seen.append(text)
+        else:
+            pytest.fail(f"the audit ended before pausing at {stage}: exit {process.wait()}\n{''.join(seen)}")
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+
+
+def _runs(out: Path) -> list[str]:
+    return sorted(read_table(out, "runs").collect()["run_id"])
+
+
+def _rows(out: Path) -> dict[str, int]:
+    return {t: read_table(out, t).collect().height for t in DATA_TABLES}
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    contract = write_contract(tmp_path)
+    base = write_jsonl(tmp_path / "base.jsonl", good_lines(4))
+    night = write_jsonl(tmp_path / "night.jsonl", good_lines(20, start=10, night=1))
+    return tmp_path / "out", contract, base, night
+
+
+@pytest.mark.parametrize("stage", ["shards", "commit"])
+def test_sigkill_leaves_no_partial_run_and_a_rerun_completes(
+    setup: tuple[Path, Path, Path, Path], stage: str
+) -> None:
+    out, contract, base, night = setup
+    audit([str(base)], str(contract), str(out), jobs=1, run_id="base")
+    before = _rows(out)
+    args = ["audit", str(night), "--contract", str(contract), "--out", str(out), "--run-id", "night",
+            "--jobs", "1", "--shard-bytes", "3000", "-q"]
+    _start_and_kill(args, stage)
+    if stage == "commit":  # files were moved into the dataset, the runs row never written
+        assert list(out.rglob("part-night-*.parquet"))
+    assert _runs(out) == ["base"]
+    assert _rows(out) == before
+    summary = audit([str(night)], str(contract), str(out), jobs=1, run_id="night", shard_bytes=3000)
+    assert summary.pairs == 20
+    assert _runs(out) == ["base", "night"]
+    assert read_table(out, "pairs").filter(pl.col("run_id") == "night").collect().height == 20
+    assert not any((out / STAGING).iterdir())
+
+
+def test_sigkill_while_replacing_a_run_leaves_it_absent_never_mixed(
+    setup: tuple[Path, Path, Path, Path],
+) -> None:
+    out, contract, base, night = setup
+    audit([str(base)], str(contract), str(out), jobs=1, run_id="night")
+    args = ["audit", str(night), "--contract", str(contract), "--out", str(out), "--run-id", "night",
+            "--jobs", "1", "-q"]
+    _start_and_kill(args, "commit")
+    assert _runs(out) == []
+    assert _rows(out) == {t: 0 for t in DATA_TABLES}
+    audit([str(night)], str(contract), str(out), jobs=1, run_id="night")
+    pairs = read_table(out, "pairs").collect()
+    assert pairs.height == 20 and set(pairs["source"]) == {str(night)}
+
+
+def _crash_corpus(tmp_path: Path) -> tuple[Path, Path]:
+    write_jsonl(tmp_path / "in" / "calm.jsonl", good_lines(10))
+    write_jsonl(tmp_path / "in" / "crashy.jsonl", good_lines(6, start=50))
+    return tmp_path / "in", write_contract(tmp_path)
+
+
+def test_a_worker_that_dies_once_is_retried_and_nothing_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs, contract = _crash_corpus(tmp_path)
+    clean = audit([str(inputs)], str(contract), str(tmp_path / "clean"), jobs=1, run_id="r",
+                  shard_bytes=4000)
+    monkeypatch.setenv(CRASH_HOOK_ENV, "once:crashy")
+    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), jobs=2, run_id="r",
+                    shard_bytes=4000)
+    assert summary.not_audited == ()
+    assert summary.pairs == clean.pairs == 16
+    for table in DATA_TABLES:
+        assert read_table(tmp_path / "out", table).collect().equals(
+            read_table(tmp_path / "clean", table).collect()
+        )
+
+
+def test_a_worker_that_always_dies_is_reported_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs, contract = _crash_corpus(tmp_path)
+    monkeypatch.setenv(CRASH_HOOK_ENV, "crashy")
+    out = tmp_path / "out"
+    summary = audit([str(inputs)], str(contract), str(out), jobs=2, run_id="r", shard_bytes=4000,
+                    fail_on=("none",))
+    crashy = str(inputs / "crashy.jsonl")
+    assert summary.pairs == 10
+    assert summary.not_audited and all(item.shard.startswith(crashy) for item in summary.not_audited)
+    assert len(summary.not_audited) == 2
+    assert sum(item.records or 0 for item in summary.not_audited) == 6
+    assert all("died twice" in item.reason for item in summary.not_audited)
+    assert "NOT AUDITED" in summary.to_text() and crashy in summary.to_text()
+    assert summary.exit_code == 0  # --fail-on none
+    (run,) = read_table(out, "runs").collect().to_dicts()
+    assert run["not_audited_shards"] == [item.shard for item in summary.not_audited]
+    assert run["not_audited_records"] == 6
+    assert set(read_table(out, "pairs").collect()["source"]) == {str(inputs / "calm.jsonl")}
+    failing = replace(summary, fail_on=("input-errors",))
+    assert failing.exit_code == 1
+    assert failing.gate_failures == ("2 shard(s) could not be audited",)
