@@ -52,7 +52,7 @@ from benchmarks.textgen import (
 )
 from frayproof_audit.contract import Contract, parse_contract
 
-CORPUS_VERSION = 1
+CORPUS_VERSION = 2
 """Revision of the generator's output for a given seed (part of every cache key)."""
 
 BASE_DATE = dt.date(2025, 6, 2)
@@ -337,8 +337,8 @@ def keep_last_window(messages: list[Message], rng: random.Random) -> list[Messag
     cut = max(header, len(messages) - rng.randint(10, 80))
     start = next((u for u in users if u >= cut), users[-1])
     spans = closed_exchanges(messages)
-    if len(spans) >= 2:
-        start = min(start, spans[-2][0])
+    if spans:
+        start = min(start, spans[-min(2, len(spans))][0])
     return [*messages[:header], *messages[start:]]
 
 
