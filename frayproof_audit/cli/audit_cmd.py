@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -21,10 +21,12 @@ from frayproof_audit.corpus.config import (
     load_fields_file,
     parse_field_specs,
 )
-from frayproof_audit.corpus.run import Progress, run_audit
-from frayproof_audit.corpus.summary import RunSummary
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import EXIT_INPUT_ERROR
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.run import Progress
+    from frayproof_audit.corpus.summary import RunSummary
 
 
 class _ProgressLine:
@@ -146,6 +148,8 @@ def audit_command(
             max_failure_rate=max_failure_rate,
             argv=("frayproof-audit", *sys.argv[1:]),
         )
+        from frayproof_audit.corpus.run import run_audit  # the heavy imports: only this command
+
         summary: RunSummary = run_audit(config, progress)
     except InputError as exc:
         progress.close()

@@ -2,9 +2,9 @@
 mutants (DESIGN.md "Output dataset"), plus the stats computed over it.
 
 `audit(inputs, contract, out, ...)` is the Python entry point; `frayproof-audit audit` and
-`frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. The readers are
-imported on first use: they need Polars, which worker processes never do, and every worker
-start pays for what this package imports.
+`frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. Everything is
+imported on first use: the single-pair commands must not pay for Polars, pyarrow and joblib,
+and every worker start pays for what this package imports.
 """
 
 from __future__ import annotations
@@ -12,15 +12,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from frayproof_audit.corpus.config import AuditConfig, FieldMap
-from frayproof_audit.corpus.run import Progress, audit, run_audit
-from frayproof_audit.corpus.summary import RunSummary
-
 if TYPE_CHECKING:
+    from frayproof_audit.corpus.config import AuditConfig, FieldMap
     from frayproof_audit.corpus.read import read_table
+    from frayproof_audit.corpus.run import Progress, audit, run_audit
     from frayproof_audit.corpus.stats import Stats, compute_stats
+    from frayproof_audit.corpus.summary import RunSummary
 
 _LAZY = {
+    "AuditConfig": "frayproof_audit.corpus.config",
+    "FieldMap": "frayproof_audit.corpus.config",
+    "Progress": "frayproof_audit.corpus.run",
+    "audit": "frayproof_audit.corpus.run",
+    "run_audit": "frayproof_audit.corpus.run",
+    "RunSummary": "frayproof_audit.corpus.summary",
     "read_table": "frayproof_audit.corpus.read",
     "Stats": "frayproof_audit.corpus.stats",
     "compute_stats": "frayproof_audit.corpus.stats",
