@@ -68,3 +68,24 @@ def test_demo_script_runs(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert "Run demo: 328 pairs audited" in completed.stdout
     assert "failing_pairs" in completed.stdout
+
+
+def test_notebook_runs_on_a_real_dataset(audited: tuple[Path, list[str]],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import polars as pl
+
+    out, _ = audited
+    monkeypatch.setenv("FRAYPROOF_AUDIT_OUT", str(out))
+    notebook = json.loads((ROOT / "notebooks/audit_analysis.ipynb").read_text(encoding="utf-8"))
+    namespace: dict[str, object] = {}
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            exec("".join(cell["source"]), namespace)  # our own notebook, run as written
+    by_compactor = namespace["by_compactor"]
+    survival = namespace["survival"]
+    assert isinstance(by_compactor, pl.DataFrame) and isinstance(survival, pl.DataFrame)
+    rates = dict(zip(by_compactor["compactor"], by_compactor["failure_rate"], strict=True))
+    assert rates["drop_system_prompt"] == 1.0 and rates["summary_keep_last_n"] == 0.0
+    assert survival["applicable"].sum() > 0
