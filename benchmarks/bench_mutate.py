@@ -2,7 +2,7 @@
 
 Realistic pairs (10-400 message sessions with parallel tool calls, tool results of 50 B to
 20 KB, compacted by good strategies so every baseline passes and all mutants are judged) come
-from `benchmarks.corpus` when it is importable, else from the small generator below. Each pair
+from `benchmarks.corpus` (or, with `--local`, from the small generator below). Each pair
 is stored as JSON bytes. Our paths start from those bytes (strict parse, load, mutate); the
 frayproof peer (`benchmarks.peer`: `.peer/bin/python` from `make peer`, or
 `$FRAYPROOF_PEER_PYTHON`) gets the same pairs as parsed lists and times only its
@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`benchmarks` importable
     sys.path.insert(0, str(REPO))
 
+from benchmarks import corpus  # noqa: E402
 from benchmarks.peer import PeerError, peer_python, run_peer  # noqa: E402
 from frayproof_audit.contract import Contract, parse_contract  # noqa: E402
 from frayproof_audit.mutate import mutate_pair, run_mutations  # noqa: E402
@@ -40,19 +41,6 @@ from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes  # noqa: E4
 
 DEFAULT_PAIRS = 40
 QUICK_PAIRS = 6
-
-FALLBACK_CONTRACT = """\
-checks:
-  tool_pairs:
-    allow_trailing_pending_call: true
-pins:
-  - name: system-prompt
-    role: system
-retain:
-  latest_user_message: exact
-  recent_exchanges: 2
-  tool_results: complete
-"""
 
 Pair = tuple[list[Any], list[Any]]
 Counts = list[int]
@@ -62,13 +50,10 @@ Counts = list[int]
 
 def corpus_pairs(count: int, seed: int, local: bool = False,
                  max_result: int = 20_000) -> tuple[list[Pair], str, str]:
-    """(pairs, contract YAML, source name): `benchmarks.corpus` if present, else our own."""
-    try:
-        if local:
-            raise ImportError("the local generator was asked for")
-        from benchmarks import corpus
-    except Exception:  # absent or broken: the benchmark must still run
-        return (local_pairs(count, seed, max_result), FALLBACK_CONTRACT,
+    """(pairs, contract YAML, source name): `benchmarks.corpus`, or with `local` the small
+    generator below (which can cap tool results, e.g. to measure tiny-result sessions)."""
+    if local:
+        return (local_pairs(count, seed, max_result), corpus.BENCH_CONTRACT,
                 f"bench_mutate's local generator (results 50 B-{max_result} B)")
     rng = random.Random(seed)
     good = list(corpus.GOOD_COMPACTORS)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import gzip
-import itertools
 import json
 import math
 import os
@@ -51,6 +50,7 @@ from benchmarks.textgen import (
     user_request,
 )
 from frayproof_audit.contract import Contract, parse_contract
+from frayproof_audit.prepared import closed_exchanges as library_closed_exchanges
 
 CORPUS_VERSION = 2
 """Revision of the generator's output for a given seed (part of every cache key)."""
@@ -276,13 +276,9 @@ def header_length(messages: Sequence[Message]) -> int:
 
 
 def closed_exchanges(messages: Sequence[Message]) -> list[tuple[int, int]]:
-    """Spans [u, u') between consecutive user messages that hold an assistant or tool message."""
-    users = [i for i, message in enumerate(messages) if message.get("role") == "user"]
-    return [
-        (start, end)
-        for start, end in itertools.pairwise(users)
-        if any(messages[k].get("role") in ("assistant", "tool") for k in range(start + 1, end))
-    ]
+    """Spans [u, u') between consecutive user messages that hold an assistant or tool message
+    (the contract's own definition, so compactors protect exactly what `retention` checks)."""
+    return library_closed_exchanges([message.get("role") or "" for message in messages])
 
 
 def _protected_start(messages: Sequence[Message], exchanges: int = 2) -> int:
@@ -305,25 +301,30 @@ def _summary_message(rng: random.Random, dropped: int, role: str = "system") -> 
     return {"role": role, "content": summary_text(rng, dropped)}
 
 
+def _summary_cut(messages: list[Message], keep: int) -> tuple[int, int] | None:
+    """(header length, start of the last `keep` closed exchanges), or None when there is
+    nothing older to summarise."""
+    spans = closed_exchanges(messages)
+    if len(spans) <= keep:
+        return None
+    return header_length(messages), spans[-keep][0]
+
+
 def summary_keep_last_n(messages: list[Message], rng: random.Random) -> list[Message]:
     """Good: instructions + a summary of older turns + the last 2–4 closed exchanges + the rest."""
-    header = header_length(messages)
-    spans = closed_exchanges(messages)
-    keep = rng.randint(2, 4)
-    if len(spans) <= keep:
+    cut = _summary_cut(messages, rng.randint(2, 4))
+    if cut is None:
         return list(messages)
-    start = spans[-keep][0]
+    header, start = cut
     return [*messages[:header], _summary_message(rng, start - header), *messages[start:]]
 
 
 def summary_user_turn(messages: list[Message], rng: random.Random) -> list[Message]:
     """Good: older turns replaced by a user-role summary and an assistant acknowledgement."""
-    header = header_length(messages)
-    spans = closed_exchanges(messages)
-    keep = rng.randint(2, 3)
-    if len(spans) <= keep:
+    cut = _summary_cut(messages, rng.randint(2, 3))
+    if cut is None:
         return list(messages)
-    start = spans[-keep][0]
+    header, start = cut
     acknowledgement = {"role": "assistant", "content": "Thanks, I have the context. Continuing."}
     return [*messages[:header], _summary_message(rng, start - header, "user"), acknowledgement,
             *messages[start:]]

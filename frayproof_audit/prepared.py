@@ -83,10 +83,9 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
         ]
     latest_user = None
     if retain.latest_user_message is not None:
-        for index in range(len(views) - 1, -1, -1):
-            if views[index].role == "user":
-                latest_user = (index, before.identity(index))
-                break
+        index = before.last_index("user")
+        if index is not None:
+            latest_user = (index, before.identity(index))
     results: dict[str, list[Any]] | None = None
     if retain.tool_results is not None:
         results = {}

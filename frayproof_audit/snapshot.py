@@ -14,9 +14,8 @@ from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy, strip_bom
-from frayproof_audit.model import OPTIONAL_NULL_KEYS, Message, Snapshot, ToolCall
+from frayproof_audit.model import MODELLED_FIELDS, OPTIONAL_NULL_KEYS, Message, Snapshot, ToolCall
 
-MODELLED_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "refusal"})
 _CALL_KEYS = frozenset({"id", "type", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 
@@ -71,6 +70,14 @@ class Loaded:
             self._identities[index] = found
         return found
 
+    def last_index(self, role: str) -> int | None:
+        """Index of the last message with `role`, or None."""
+        views = self.views
+        for index in range(len(views) - 1, -1, -1):
+            if views[index].role == role:
+                return index
+        return None
+
     def to_snapshot(self) -> Snapshot:
         return Snapshot(tuple(neutral_message(message) for message in self.wire))
 
@@ -80,7 +87,7 @@ def message_identity(message: dict[str, Any]) -> bytes:
     form = {
         key: value
         for key, value in message.items()
-        if key not in MODELLED_KEYS and not (value is None and key in OPTIONAL_NULL_KEYS)
+        if key not in MODELLED_FIELDS and not (value is None and key in OPTIONAL_NULL_KEYS)
     }
     form["role"] = message.get("role") or ""
     form["content"] = message.get("content")
@@ -128,7 +135,7 @@ def neutral_message(message: dict[str, Any]) -> Message:
         tool_calls=calls,
         tool_call_id=message.get("tool_call_id"),
         refusal=message.get("refusal"),
-        metadata={k: v for k, v in message.items() if k not in MODELLED_KEYS},
+        metadata={k: v for k, v in message.items() if k not in MODELLED_FIELDS},
     )
 
 

@@ -42,7 +42,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
     found: list[Violation] = []
     if before.latest_user is not None:
         before_index, identity = before.latest_user
-        after_index = last_user_index(after)
+        after_index = after.last_index("user")
         if after_index is None or after_index < cursor or after.identity(after_index) != identity:
             found.append(Violation(NAME, severity, "before", before_index, _LATEST,
                                    rule="latest_user_message"))
@@ -56,14 +56,6 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 found.append(Violation(NAME, severity, "after", index, _RESULT,
                                        tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
-
-
-def last_user_index(snapshot: Loaded) -> int | None:
-    views = snapshot.views
-    for index in range(len(views) - 1, -1, -1):
-        if views[index].role == "user":
-            return index
-    return None
 
 
 def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int) -> int | None:

@@ -223,12 +223,11 @@ def move_instruction(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
 
 
 def drop_latest_user(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
-    views = after.views
-    for index in range(len(views) - 1, -1, -1):
-        if views[index].role == "user":
-            return [Candidate("drop_latest_user", "Delete the latest user message.",
-                              index, site(index), DeleteMessage(index))]
-    return []
+    index = after.last_index("user")
+    if index is None:
+        return []
+    return [Candidate("drop_latest_user", "Delete the latest user message.",
+                      index, site(index), DeleteMessage(index))]
 
 
 def truncate_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
