@@ -13,6 +13,7 @@ SCHEMA_VERSION = 1
 
 VIOLATION_FIELDS = (
     "check",
+    "code",
     "severity",
     "snapshot",
     "message_index",
@@ -35,13 +36,16 @@ class Violation:
     tool_call_id: str | None = None
     pin: str | None = None
     rule: str | None = None
+    code: str | None = None
+    """The stable condition code (`TP-ORPHAN`, ...): never renamed, only added."""
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in VIOLATION_FIELDS}
 
     def to_text(self) -> str:
         where = f"{self.snapshot}[{self.message_index}]" if self.message_index is not None else self.snapshot
-        line = f"{self.severity.upper()} {self.check} {where}: {self.message}"
+        code = f" {self.code}" if self.code else ""
+        line = f"{self.severity.upper()}{code} {self.check} {where}: {self.message}"
         for name in ("tool_call_id", "pin", "rule"):
             value = getattr(self, name)
             if value is not None:

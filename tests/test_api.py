@@ -78,7 +78,7 @@ def test_report_json_is_deterministic_and_complete() -> None:
     assert list(data) == ["errors", "passed", "schema_version", "violations", "warnings"]
     assert data["schema_version"] == 1 and data["passed"] is False and data["errors"] == 1
     assert data["violations"] == [{
-        "check": "tool_pair_integrity", "message": report.violations[0].message,
+        "check": "tool_pair_integrity", "code": "TP-ORPHAN", "message": report.violations[0].message,
         "message_index": 0, "pin": None, "rule": None, "severity": "error",
         "snapshot": "after", "tool_call_id": "a",
     }]
@@ -95,9 +95,9 @@ def test_report_text() -> None:
     report = check([system("Never write to production")], [result("a")], PINS)
     lines = report.to_text().splitlines()
     assert lines[0] == "FAIL: 2 error(s), 0 warning(s)"
-    assert lines[1].startswith("ERROR tool_pair_integrity after[0]: ")
+    assert lines[1].startswith("ERROR TP-ORPHAN tool_pair_integrity after[0]: ")
     assert lines[1].endswith(' tool_call_id="a"')
-    assert lines[2].startswith("ERROR pinned_content before[0]: ")
+    assert lines[2].startswith("ERROR PIN-ROLE pinned_content before[0]: ")
     assert lines[2].endswith(' pin="hello"')
 
 
@@ -122,7 +122,8 @@ def test_exit_codes_come_from_the_report() -> None:
 def test_violation_records() -> None:
     violation = Violation("retention", "error", "before", 3, "lost", rule="recent_exchanges")
     assert violation.to_dict() == {
-        "check": "retention", "severity": "error", "snapshot": "before", "message_index": 3,
+        "check": "retention", "code": None, "severity": "error", "snapshot": "before",
+        "message_index": 3,
         "tool_call_id": None, "pin": None, "rule": "recent_exchanges", "message": "lost"}
     assert Report((violation,)).error_checks() == ["retention"]
 
@@ -455,5 +456,5 @@ def test_toy_agent_script_output() -> None:
     lines = done.stdout.splitlines()
     assert lines[:3] == ["Safe compaction: 6 -> 3 messages", "Broken compaction blocked:",
                          "FAIL: 1 error(s), 0 warning(s)"]
-    assert lines[3].startswith("ERROR tool_pair_integrity after[2]: ")
+    assert lines[3].startswith("ERROR TP-ORPHAN tool_pair_integrity after[2]: ")
     assert lines[3].endswith(' tool_call_id="call_1"') and len(lines) == 4

@@ -32,7 +32,7 @@ def test_validate_orphaned_result() -> None:
     out = run_cli("validate", "--snapshot", "fixtures/orphaned_result.json", expect=1)
     lines = out.stdout.splitlines()
     assert lines[0] == "FAIL: 1 error(s), 0 warning(s)"
-    assert lines[1].startswith("ERROR tool_pair_integrity after[2]: ")
+    assert lines[1].startswith("ERROR TP-ORPHAN tool_pair_integrity after[2]: ")
     assert lines[1].endswith(' tool_call_id="call_1"')
     assert len(lines) == 2
 
@@ -52,7 +52,7 @@ def test_validate_warning_only_exits_0(write_contract: Writer) -> None:
     out = run_cli("validate", "--snapshot", "fixtures/pending_batch.json",
                   "--contract", contract, expect=0)
     assert out.stdout.splitlines()[0] == "PASS: 0 error(s), 1 warning(s)"
-    assert out.stdout.splitlines()[1].startswith("WARNING tool_pair_integrity after[2]: ")
+    assert out.stdout.splitlines()[1].startswith("WARNING TP-UNANSWERED tool_pair_integrity after[2]: ")
 
 
 def test_validate_pending_batch_with_the_allowance(write_contract: Writer) -> None:
@@ -189,7 +189,7 @@ def test_every_option_has_help(command: click.Command) -> None:
 
 def test_python_m_validate() -> None:
     out = run_cli("validate", "--snapshot", "fixtures/orphaned_result.json", real=True, expect=1)
-    assert out.stdout.startswith("FAIL: 1 error(s), 0 warning(s)\nERROR tool_pair_integrity")
+    assert out.stdout.startswith("FAIL: 1 error(s), 0 warning(s)\nERROR TP-ORPHAN tool_pair_integrity")
 
 
 def test_python_m_check_json_input_error() -> None:

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.read import committed_files
 from frayproof_audit.corpus.store import STAGING, write_parquet
@@ -92,7 +93,7 @@ def test_every_file_carries_the_metadata_keys(dataset: Path) -> None:
     assert len(files) > 4
     for path in files:
         meta = {k.decode(): v.decode() for k, v in (pq.read_schema(path).metadata or {}).items()}
-        assert meta["frayproof_audit.schema_version"] == "1"
+        assert meta["frayproof_audit.schema_version"] == "2"
         assert meta["run_id"] == "night-1"
         assert len(meta["contract_sha256"]) == 64
         assert meta["frayproof_audit.version"]
@@ -226,6 +227,7 @@ def test_empty_tables_still_have_a_readable_file(tmp_path: Path) -> None:
 _text = st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30)
 _violation = st.fixed_dictionaries({
     "check": st.sampled_from(["tool_pair_integrity", "pinned_content", "retention", "structure"]),
+    "code": st.none() | st.sampled_from(sorted(CONDITIONS)),
     "severity": st.sampled_from(["error", "warning"]),
     "snapshot": st.sampled_from(["before", "after"]),
     "message_index": st.none() | st.integers(min_value=0, max_value=2**31 - 1),

@@ -532,7 +532,7 @@ def test_json_report_schema() -> None:
     assert first["sites"] == ["after[2].tool_calls[0]"]
     assert first["report"]["violations"][0]["message_index"] == 2
     assert set(first["report"]["violations"][0]) == {
-        "check", "message", "message_index", "pin", "rule", "severity", "snapshot",
+        "check", "code", "message", "message_index", "pin", "rule", "severity", "snapshot",
         "tool_call_id"}
     skipped = after_mode([]).to_dict()
     assert skipped["score_percent"] is None

@@ -116,7 +116,7 @@ def test_baseline_failure_exits_1_with_no_mutants(tmp_path: Path) -> None:
     assert data["mutants"] == [] and data["operators"] == {} and data["passed"] is False
     text = run_cli("mutate", "--input", "fixtures/mutation_session.json", "--after", str(after),
                    expect=1).stdout
-    assert text.startswith("BASELINE FAIL:") and "ERROR tool_pair_integrity after[0]" in text
+    assert text.startswith("BASELINE FAIL:") and "ERROR TP-ORPHAN tool_pair_integrity after[0]" in text
 
 
 def test_bad_target_is_an_input_error_envelope() -> None:

@@ -42,14 +42,14 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                     available[identity] -= 1
                 else:
                     found.append(Violation(NAME, pin_severity, "before", before_index, _ROLE_LOST,
-                                           pin=pin.name))
+                                           code="PIN-ROLE", pin=pin.name))
         elif (
             facts.text_index is not None
             and pin.contains is not None
             and not any_text_contains(after, pin.contains)
         ):
             found.append(Violation(NAME, pin_severity, "before", facts.text_index, _TEXT_LOST,
-                                       pin=pin.name))
+                                       code="PIN-TEXT", pin=pin.name))
     return found
 
 

@@ -35,7 +35,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
         if position is None:
             exchange_findings.append(Violation(
                 NAME, severity, "before", start,
-                _EXCHANGE.format(start=start, end=end),
+                _EXCHANGE.format(start=start, end=end), code="RET-EXCHANGE",
                 rule="recent_exchanges"))
         else:
             cursor = position + len(identities)
@@ -44,7 +44,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
         before_index, identity = before.latest_user
         after_index = after.last_index("user")
         if after_index is None or after_index < cursor or after.identity(after_index) != identity:
-            found.append(Violation(NAME, severity, "before", before_index, _LATEST,
+            found.append(Violation(NAME, severity, "before", before_index, _LATEST, code="RET-LATEST",
                                    rule="latest_user_message"))
     found.extend(exchange_findings)
     if before.results is not None:
@@ -53,7 +53,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 continue
             contents = before.results.get(view.tool_call_id)
             if contents is not None and not content_retained(view.content, contents):
-                found.append(Violation(NAME, severity, "after", index, _RESULT,
+                found.append(Violation(NAME, severity, "after", index, _RESULT, code="RET-RESULT",
                                        tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
 

@@ -44,6 +44,7 @@ CONDITIONS = {
     "ST-CALL-FUNC": _CALL_FUNC,
 }
 """The finding conditions of this check (ids as in the spec) and their fixed messages."""
+_CODES = {message: code for code, message in CONDITIONS.items()}
 
 
 def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
@@ -55,7 +56,7 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
     found: list[Violation] = []
 
     def add(index: int, message: str) -> None:
-        found.append(Violation(NAME, severity, "after", index, message))
+        found.append(Violation(NAME, severity, "after", index, message, code=_CODES[message]))
 
     for index, view in enumerate(views):
         role = view.role

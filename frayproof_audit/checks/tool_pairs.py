@@ -44,13 +44,14 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 answered.add(result_id)
             else:
                 found.append(
-                    Violation(NAME, severity, "after", index, _ORPHAN, tool_call_id=result_id)
+                    Violation(NAME, severity, "after", index, _ORPHAN, code="TP-ORPHAN",
+                              tool_call_id=result_id)
                 )
     allow_pending = contract.allow_trailing_pending_call
     for call_id, index in registered:
         if call_id in answered or (allow_pending and index == tail):
             continue
         found.append(
-            Violation(NAME, severity, "after", index, _UNANSWERED, tool_call_id=call_id)
+            Violation(NAME, severity, "after", index, _UNANSWERED, code="TP-UNANSWERED", tool_call_id=call_id)
         )
     return found

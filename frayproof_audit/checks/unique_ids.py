@@ -30,13 +30,13 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 if not call.id:
                     continue
                 if call.id in seen_calls:
-                    found.append(Violation(NAME, severity, "after", index, _REUSED,
+                    found.append(Violation(NAME, severity, "after", index, _REUSED, code="UID-REUSED",
                                            tool_call_id=call.id))
                 else:
                     seen_calls.add(call.id)
         elif view.role == "tool" and view.tool_call_id:
             if view.tool_call_id in seen_results:
-                found.append(Violation(NAME, severity, "after", index, _MULTI,
+                found.append(Violation(NAME, severity, "after", index, _MULTI, code="UID-MULTI",
                                        tool_call_id=view.tool_call_id))
             else:
                 seen_results.add(view.tool_call_id)

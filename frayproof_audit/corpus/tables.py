@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from frayproof_audit import __version__
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
 STATUSES = ("pass", "fail", "input_error")
@@ -65,6 +65,7 @@ FINDINGS = pa.schema([
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
     _f("check", pa.string(), False),
+    _f("code", pa.string()),
     _f("severity", pa.string(), False),
     _f("snapshot", pa.string(), False),
     _f("message_index", pa.int32()),
