@@ -38,6 +38,7 @@ from benchmarks import corpus, peer
 from frayproof_audit import engine, jsonio, snapshot
 from frayproof_audit.contract import Contract
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.openai import message_identity
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_PAIRS = 800
@@ -282,15 +283,15 @@ def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, f
                                                           snapshot.load_wire(r["after"])), records)
     facts = timed("prepare_before (computes before identities)", prepared.prepare_before,
                   [(before, contract) for before, _ in loaded])
-    for module in checks.CHECKS:
-        severity = getattr(contract, module.SETTINGS).severity
-        timed(f"check {module.NAME}", module.find,
-              [(after, contract, before_facts, severity) for (_, after), before_facts in zip(
+    for registered in checks.CHECKS:
+        settings = contract.settings(registered.key)
+        timed(f"check {registered.name}", registered.find,
+              [(after, contract, before_facts, settings) for (_, after), before_facts in zip(
                   loaded, facts, strict=True)])
     _count(totals, "  (after identities computed)", sum(_computed_identities(a) for _, a in loaded))
     messages = [(m,) for (r,) in records for m in (*r["before"], *r["after"])]
     _count(totals, "  (messages)", len(messages))
-    timed("message_identity of every message (for scale)", snapshot.message_identity, messages)
+    timed("message_identity of every message (for scale)", message_identity, messages)
 
 
 def _count(totals: dict[str, float], name: str, amount: int) -> None:

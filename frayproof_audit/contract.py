@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
+from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import FORMAT_NAMES
 from frayproof_audit.model import ROLES
-
-SEVERITIES = ("error", "warning")
-SYSTEM_POLICIES = ("leading_only", "anywhere", "forbidden")
-CHECK_KEYS = ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckSettings:
-    enabled: bool = True
-    severity: str = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,22 +48,32 @@ class Retain:
         )
 
 
+def default_checks() -> dict[str, CheckSettings]:
+    """Every registered check with its defaults (on, error, its options' defaults)."""
+    return {check.key: check.defaults() for check in CHECKS}
+
+
 @dataclass(frozen=True, slots=True)
 class Contract:
-    """A parsed context contract. Build one with `load_contract` or directly for tests."""
+    """A parsed context contract. Build one with `load_contract` / `parse_contract`.
+
+    `checks` maps every registered check's contract key to its settings, defaults filled in,
+    so `contract.settings(key)` never misses.
+    """
 
     version: int = 1
     format: str = "openai"
-    tool_pairs: CheckSettings = CheckSettings()
-    allow_trailing_pending_call: bool = False
-    unique_tool_ids: CheckSettings = CheckSettings()
-    structure: CheckSettings = CheckSettings()
-    system_messages: str = "leading_only"
-    pinned_content: CheckSettings = CheckSettings()
-    retention: CheckSettings = CheckSettings()
+    checks: dict[str, CheckSettings] = field(default_factory=default_checks)
     pins: tuple[Pin, ...] = ()
     retain: Retain = Retain()
     source_text: str = field(default="", compare=False, repr=False)
+
+    def settings(self, key: str) -> CheckSettings:
+        """The settings of the check registered under contract key `key`."""
+        return self.checks[key]
+
+    def option(self, key: str, name: str) -> Any:
+        return self.checks[key].options[name]
 
     @property
     def sha256(self) -> str:
@@ -191,30 +194,25 @@ def _build(document: Any, text: str) -> Contract:
     if type(version) is not int or version != 1:
         raise _Schema("version: must be the integer 1")
     fmt = document.get("format", "openai")
-    if fmt != "openai" or type(fmt) is not str:
-        raise _Schema("format: must be 'openai'")
+    if type(fmt) is not str or fmt not in FORMAT_NAMES:
+        raise _Schema(f"format: must be {_one_of(FORMAT_NAMES)}")
     checks = document.get("checks", {})
     if type(checks) is not dict:
         raise _Schema("checks: must be a mapping")
     _no_unknown(checks, CHECK_KEYS, "checks")
-    tool_pairs, pending = _check(checks, "tool_pairs", {"allow_trailing_pending_call": False})
-    structure, policy = _check(checks, "structure", {"system_messages": "leading_only"})
-    if policy not in SYSTEM_POLICIES:
-        raise _Schema(f"checks.structure.system_messages: must be one of {', '.join(SYSTEM_POLICIES)}")
     return Contract(
         version=1,
-        format="openai",
-        tool_pairs=tool_pairs,
-        allow_trailing_pending_call=bool(pending),
-        unique_tool_ids=_check(checks, "unique_tool_ids", {})[0],
-        structure=structure,
-        system_messages=str(policy),
-        pinned_content=_check(checks, "pinned_content", {})[0],
-        retention=_check(checks, "retention", {})[0],
+        format=fmt,
+        checks={key: _check(BY_KEY[key], checks) for key in CHECK_KEYS},
         pins=_pins(document.get("pins", [])),
         retain=_retain(document.get("retain", {})),
         source_text=text,
     )
+
+
+def _one_of(names: tuple[str, ...]) -> str:
+    quoted = [f"'{name}'" for name in names]
+    return quoted[0] if len(quoted) == 1 else f"one of {', '.join(quoted)}"
 
 
 def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
@@ -224,31 +222,32 @@ def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -
             raise _Schema(f"{path}: unknown key (allowed: {', '.join(allowed)})")
 
 
-def _check(checks: dict[str, Any], name: str, extras: dict[str, Any]) -> tuple[CheckSettings, Any]:
-    """One check block; returns its settings and its single extra option's value (if any)."""
-    where = f"checks.{name}"
-    extra_value = next(iter(extras.values()), None)
-    if name not in checks:
-        return CheckSettings(), extra_value
-    block = checks[name]
+def _check(check: Check, checks: dict[str, Any]) -> CheckSettings:
+    """One `checks.<key>` block: a boolean shorthand, or enabled, severity and the check's options."""
+    where = f"checks.{check.key}"
+    defaults = check.defaults()
+    if check.key not in checks:
+        return defaults
+    block = checks[check.key]
     if type(block) is bool:
-        return CheckSettings(enabled=block), extra_value
+        return replace(defaults, enabled=block)
     if type(block) is not dict:
         raise _Schema(f"{where}: must be a boolean or a mapping")
-    _no_unknown(block, ("enabled", "severity", *extras), where)
+    _no_unknown(block, ("enabled", "severity", *(option.name for option in check.options)), where)
     enabled = block.get("enabled", True)
     if type(enabled) is not bool:
         raise _Schema(f"{where}.enabled: must be a boolean")
     severity = block.get("severity", "error")
     if severity not in SEVERITIES or type(severity) is not str:
         raise _Schema(f"{where}.severity: must be one of error, warning")
-    for key, default in extras.items():
-        extra_value = block.get(key, default)
-        if type(default) is bool and type(extra_value) is not bool:
-            raise _Schema(f"{where}.{key}: must be a boolean")
-        if type(default) is str and type(extra_value) is not str:
-            raise _Schema(f"{where}.{key}: must be one of {', '.join(SYSTEM_POLICIES)}")
-    return CheckSettings(enabled=enabled, severity=severity), extra_value
+    options = dict(defaults.options)
+    for option in check.options:
+        if option.name in block:
+            try:
+                options[option.name] = option.parse(block[option.name])
+            except OptionProblem as exc:
+                raise _Schema(f"{where}.{option.name}: {exc}") from None
+    return CheckSettings(enabled=enabled, severity=severity, options=options)
 
 
 def _pins(raw: Any) -> tuple[Pin, ...]:

@@ -1,36 +1,49 @@
-"""`validate` and `check`: resolve the contract, load snapshots, run the checks in order."""
+"""`validate` and `check`: resolve the contract and format, load snapshots, run the checks.
+
+The registered checks (`checks.CHECKS`) run in registry order, which is frayproof's report
+order for its five; checks that compare against the before snapshot run only when there is one.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from frayproof_audit.checks import AFTER_CHECKS, BEFORE_CHECKS
-from frayproof_audit.contract import CheckSettings, Contract, load_contract
+from frayproof_audit.checks import CHECKS
+from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import Format
 from frayproof_audit.prepared import BeforeFacts, prepare_before
 from frayproof_audit.report import Report, Violation
 from frayproof_audit.snapshot import Loaded, load_source
 
 
-def validate(messages: Any, contract: Any = None) -> Report:
+def validate(messages: Any, contract: Any = None, *, input_format: Format | str | None = None) -> Report:
     """Check one snapshot on its own: tool pairing, unique ids, structure.
 
-    Enabled pins or active retention rules need a before snapshot, so they are an input error
-    here rather than silently skipped.
+    Enabled before-snapshot checks the contract makes active (pins, retention rules) are an
+    input error here rather than silently skipped. `input_format` overrides the contract's.
     """
     resolved = load_contract(contract)
-    if resolved.pins and resolved.pinned_content.enabled:
-        raise InputError("The contract has pins, which need a before snapshot: use check")
-    if resolved.retain.active and resolved.retention.enabled:
-        raise InputError("The contract has retention rules, which need a before snapshot: use check")
-    return evaluate(load_source(messages), resolved, None)
+    for registered in CHECKS:
+        active = registered.active
+        if (registered.needs_before and resolved.settings(registered.key).enabled
+                and active is not None and active(resolved)):
+            raise InputError(
+                f"The contract has {registered.asks_for}, which need a before snapshot: use check")
+    return evaluate(load_source(messages, input_format or resolved.format), resolved, None)
 
 
-def check(before: Any, after: Any, contract: Any = None) -> Report:
-    """Check `after` on its own and against `before` (pins and retention)."""
+def check(
+    before: Any, after: Any, contract: Any = None, *, input_format: Format | str | None = None
+) -> Report:
+    """Check `after` on its own and against `before` (pins and retention).
+
+    Both snapshots are read in `input_format`, else the contract's `format`.
+    """
     resolved = load_contract(contract)
-    loaded_before = load_source(before)
-    loaded_after = load_source(after)
+    fmt = input_format or resolved.format
+    loaded_before = load_source(before, fmt)
+    loaded_after = load_source(after, fmt)
     return check_loaded(loaded_before, loaded_after, resolved)
 
 
@@ -45,13 +58,10 @@ def evaluate(after: Loaded, contract: Contract, before: BeforeFacts | None) -> R
 
 def findings(after: Loaded, contract: Contract, before: BeforeFacts | None) -> list[Violation]:
     found: list[Violation] = []
-    for module in AFTER_CHECKS:
-        settings: CheckSettings = getattr(contract, module.SETTINGS)
+    for registered in CHECKS:
+        if registered.needs_before and before is None:
+            continue
+        settings = contract.settings(registered.key)
         if settings.enabled:
-            found.extend(module.find(after, contract, before, settings.severity))
-    if before is not None:
-        for module in BEFORE_CHECKS:
-            settings = getattr(contract, module.SETTINGS)
-            if settings.enabled:
-                found.extend(module.find(after, contract, before, settings.severity))
+            found.extend(registered.find(after, contract, before, settings))
     return found

@@ -1,4 +1,11 @@
-"""Neutral message values and the small text helpers every check shares.
+"""The neutral model: message values, the neutral message dict, and the helpers that read
+and edit it.
+
+Neutral message dicts have the Chat Completions shape (`role`, `content` as a string or a list
+of blocks, `tool_calls`, `tool_call_id`, `refusal`, anything else as metadata): frayproof's
+semantics are specified in that shape, so the `openai` format uses its wire dicts unchanged and
+every other format converts into it. Field names of the neutral dict appear here and in the
+format modules only.
 
 `Message` and `ToolCall` are named tuples rather than dataclasses: a nightly audit builds
 millions of them, tuples are immutable, typed and several times cheaper to create.
@@ -6,15 +13,14 @@ millions of them, tuples are immutable, typed and several times cheaper to creat
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 INSTRUCTION_ROLES = frozenset({"system", "developer"})
 TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
-OPTIONAL_NULL_KEYS = ("name", "audio", "annotations", "function_call")
-"""Message-level keys whose explicit null means the same as leaving the key out."""
 MODELLED_FIELDS = frozenset({"role", "content", "tool_calls", "tool_call_id", "refusal"})
 """Wire keys a `Message` models itself; everything else is metadata."""
 
@@ -59,6 +65,34 @@ class Message(NamedTuple):
         if self.refusal is not None:
             wire["refusal"] = self.refusal
         return wire
+
+
+_CALL_KEYS = frozenset({"id", "type", "function"})
+_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def message_from_dict(message: dict[str, Any]) -> Message:
+    calls = tuple(
+        ToolCall(
+            id=call.get("id", ""),
+            name=(call.get("function") or {}).get("name", ""),
+            arguments=(call.get("function") or {}).get("arguments", ""),
+            type=call.get("type", ""),
+            metadata={k: v for k, v in call.items() if k not in _CALL_KEYS},
+            function_metadata={
+                k: v for k, v in (call.get("function") or {}).items() if k not in _FUNCTION_KEYS
+            },
+        )
+        for call in message.get("tool_calls") or ()
+    )
+    return Message(
+        role=message.get("role") or "",
+        content=message.get("content"),
+        tool_calls=calls,
+        tool_call_id=message.get("tool_call_id"),
+        refusal=message.get("refusal"),
+        metadata={k: v for k, v in message.items() if k not in MODELLED_FIELDS},
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +152,87 @@ def first_nonblank(parts: Sequence[str]) -> str | None:
         if part.strip():
             return part
     return None
+
+
+# --- editing neutral message dicts (what mutation edits are made of) -----------------------
+# Mutants are built from neutral message dicts, so these helpers are the only place edits
+# touch message fields; each comes in an in-place form (the reference path edits deep copies
+# exactly as frayproof does) and a copying form (the fast path never modifies its input).
+
+def role_of(message: dict[str, Any]) -> Any:
+    return message.get("role")
+
+
+def is_text_block(block: Any) -> bool:
+    return (
+        isinstance(block, dict)
+        and isinstance(block.get("type"), str)
+        and block["type"] in TEXT_BLOCK_TYPES
+        and isinstance(block.get("text"), str)
+    )
+
+
+def edit_text_in_place(message: dict[str, Any], edit: Callable[[str], str]) -> None:
+    """Apply `edit` to every text part of `message`, in place (string or text blocks)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = edit(content)
+    elif isinstance(content, list):
+        for block in content:
+            if is_text_block(block):
+                block["text"] = edit(block["text"])
+
+
+def edited_copy(message: dict[str, Any], edit: Callable[[str], str]) -> dict[str, Any]:
+    """A new message with `edit` applied to every text part; untouched blocks are reused."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": edit(content)}
+    if isinstance(content, list):
+        blocks = [
+            {**block, "text": edit(block["text"])} if is_text_block(block) else block
+            for block in content
+        ]
+        return {**message, "content": blocks}
+    return message
+
+
+def is_empty_message(message: dict[str, Any]) -> bool:
+    """No content (`has_content`) and no non-blank refusal."""
+    refusal = message.get("refusal")
+    return not (has_content(message.get("content")) or (refusal and refusal.strip()))
+
+
+def drop_call_in_place(message: dict[str, Any], position: int) -> bool:
+    """Delete call `position`; an emptied array goes. Returns whether no call is left."""
+    calls = message["tool_calls"]
+    del calls[position]
+    if calls:
+        return False
+    message.pop("tool_calls")
+    return True
+
+
+def without_call(message: dict[str, Any], position: int) -> dict[str, Any]:
+    """A copy without call `position` (and without the array when it empties)."""
+    copy = dict(message)
+    calls = copy["tool_calls"]
+    remaining = calls[:position] + calls[position + 1 :]
+    if remaining:
+        copy["tool_calls"] = remaining
+    else:
+        del copy["tool_calls"]
+    return copy
+
+
+def repeat_call_in_place(message: dict[str, Any], position: int) -> None:
+    """Append a deep copy of call `position` to the same array (the same id twice)."""
+    calls = message["tool_calls"]
+    calls.append(deepcopy(calls[position]))
+
+
+def with_call_repeated(message: dict[str, Any], position: int) -> dict[str, Any]:
+    """A copy whose call array repeats call `position` at its end (the same dict twice:
+    fast-path mutants are never edited again)."""
+    calls = message["tool_calls"]
+    return {**message, "tool_calls": [*calls, calls[position]]}

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from frayproof_audit.contract import Contract
 from frayproof_audit.jsonio import canonical
 from frayproof_audit.model import text_parts
-from frayproof_audit.snapshot import Loaded
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.snapshot import Loaded
 
 
 @dataclass(frozen=True, slots=True)

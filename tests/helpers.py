@@ -120,14 +120,14 @@ def verdict(report: Report) -> list[Finding]:
 
 
 def condition(v: Violation) -> str:
-    """The spec's condition id (e.g. `TP-ORPHAN`) of a finding, recovered from its message."""
-    for name, message in CONDITIONS.items():
-        if "{" in message:
-            if v.message.startswith(message.split("{", 1)[0]):
-                return name
-        elif v.message == message:
-            return name
-    raise AssertionError(f"finding message matches no known condition: {v.message!r}")
+    """The finding's condition code (e.g. `TP-ORPHAN`), checked against its fixed title."""
+    assert v.code in CONDITIONS, f"finding has no registered condition code: {v!r}"
+    title = CONDITIONS[v.code].title
+    if "{" in title:
+        assert v.message.startswith(title.split("{", 1)[0]), (v.code, v.message)
+    else:
+        assert v.message == title, (v.code, v.message)
+    return v.code
 
 
 def conditions(report: Report) -> list[str]:

@@ -18,7 +18,6 @@ import pytest
 
 import frayproof_audit
 from frayproof_audit import (
-    Contract,
     ContractViolation,
     ContractWarning,
     InputError,
@@ -160,7 +159,7 @@ def test_neutral_messages_can_be_built_directly() -> None:
 
 
 def test_contract_objects_are_accepted_everywhere() -> None:
-    contract = Contract(system_messages="anywhere")
+    contract = make_contract({"checks": {"structure": {"system_messages": "anywhere"}}})
     assert validate([user(), system()], contract).passed
     assert load_contract(EXAMPLE_CONTRACT) == load_contract(str(EXAMPLE_CONTRACT))
 

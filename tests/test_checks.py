@@ -150,7 +150,8 @@ def test_retention_warning_text_names_the_rule() -> None:
     assert report.passed
     assert report.to_text().splitlines() == [
         "PASS: 0 error(s), 1 warning(s)",
-        f"WARNING RET-LATEST retention before[4]: {CONDITIONS['RET-LATEST']} rule=\"latest_user_message\"",
+        f"WARNING RET-LATEST retention before[4]: {CONDITIONS['RET-LATEST'].title}"
+        ' rule="latest_user_message"',
     ]
 
 

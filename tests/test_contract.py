@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from frayproof_audit import Contract, InputError, check, load_contract, validate
-from frayproof_audit.contract import CheckSettings, Pin, Retain
+from frayproof_audit.checks import CHECK_KEYS
+from frayproof_audit.contract import CheckSettings, Pin, Retain, default_checks
 from tests.helpers import EXAMPLE_CONTRACT, call, conditions, result, session, user
 
 Writer = Callable[..., Path]
@@ -20,13 +21,28 @@ def load(text: str | bytes, write_contract: Writer) -> Contract:
     return load_contract(write_contract(text))
 
 
+def expected(checks: dict[str, dict[str, Any]] | None = None, **fields: Any) -> Contract:
+    """The default contract with some check blocks changed: `enabled`/`severity` keys, any
+    other key is one of the check's options."""
+    settings = default_checks()
+    for key, changes in (checks or {}).items():
+        current = settings[key]
+        options = {**current.options, **{k: v for k, v in changes.items()
+                                         if k not in ("enabled", "severity")}}
+        settings[key] = CheckSettings(changes.get("enabled", current.enabled),
+                                      changes.get("severity", current.severity), options)
+    return Contract(checks=settings, **fields)
+
+
 def test_defaults() -> None:
     contract = load_contract(None)
     assert contract == Contract()
-    for name in ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention"):
-        assert getattr(contract, name) == CheckSettings(enabled=True, severity="error")
-    assert contract.allow_trailing_pending_call is False
-    assert contract.system_messages == "leading_only"
+    assert tuple(contract.checks) == CHECK_KEYS == (
+        "tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
+    for key in CHECK_KEYS:
+        assert (contract.settings(key).enabled, contract.settings(key).severity) == (True, "error")
+    assert contract.option("tool_pairs", "allow_trailing_pending_call") is False
+    assert contract.option("structure", "system_messages") == "leading_only"
     assert contract.pins == ()
     assert contract.retain == Retain(None, 0, None)
     assert not contract.retain.active
@@ -39,8 +55,8 @@ def test_empty_mapping_and_json_text_mean_defaults(text: str, write_contract: Wr
 
 def test_example_contract(write_contract: Writer) -> None:
     contract = load_contract(EXAMPLE_CONTRACT)
-    assert contract.allow_trailing_pending_call is True
-    assert contract.system_messages == "leading_only"
+    assert contract.option("tool_pairs", "allow_trailing_pending_call") is True
+    assert contract.option("structure", "system_messages") == "leading_only"
     assert contract.pins == (
         Pin(name="system-prompt", role="system", match="exact"),
         Pin(name="no-prod-writes", contains="Never write to production"),
@@ -48,7 +64,7 @@ def test_example_contract(write_contract: Writer) -> None:
 
 
 def test_a_contract_object_passes_through_unchanged() -> None:
-    contract = Contract(system_messages="anywhere")
+    contract = expected({"structure": {"system_messages": "anywhere"}})
     assert load_contract(contract) is contract
 
 
@@ -74,8 +90,8 @@ def test_missing_contract_file(tmp_path: Path) -> None:
 
 def test_bom_contract_disables_only_tool_pairs(write_contract: Writer) -> None:
     contract = load(b"\xef\xbb\xbfchecks:\n  tool_pairs: false\n", write_contract)
-    assert contract.tool_pairs.enabled is False
-    assert contract.unique_tool_ids.enabled and contract.structure.enabled
+    assert contract.settings("tool_pairs").enabled is False
+    assert contract.settings("unique_tool_ids").enabled and contract.settings("structure").enabled
     report = validate([user(), call("a"), call("a")], contract)
     assert [v.check for v in report.violations] == ["unique_tool_ids"]
 
@@ -96,8 +112,8 @@ BOOLEANS = {"yes": True, "Yes": True, "YES": True, "on": True, "On": True, "ON":
 def test_yaml_11_booleans(spelling: str, value: bool, write_contract: Writer) -> None:
     contract = load(f"checks:\n  structure: {spelling}\n  tool_pairs:\n"
                     f"    allow_trailing_pending_call: {spelling}\n", write_contract)
-    assert contract.structure.enabled is value
-    assert contract.allow_trailing_pending_call is value
+    assert contract.settings("structure").enabled is value
+    assert contract.option("tool_pairs", "allow_trailing_pending_call") is value
 
 
 @pytest.mark.parametrize("spelling", ["y", "n", "Y", "yesplease", '"true"', "1", "0", "~"])
@@ -140,7 +156,8 @@ def test_an_unquoted_date_is_not_a_string(write_contract: Writer) -> None:
 def test_anchors_and_aliases_work(write_contract: Writer) -> None:
     contract = load("checks:\n  tool_pairs: &off {enabled: false}\n  structure: *off\n",
                     write_contract)
-    assert not contract.tool_pairs.enabled and not contract.structure.enabled
+    assert not contract.settings("tool_pairs").enabled
+    assert not contract.settings("structure").enabled
 
 
 # --- the schema, key by key ---------------------------------------------------------------
@@ -149,20 +166,19 @@ VALID: dict[str, tuple[str, dict[str, Any]]] = {
     "version-binary-one": ("version: 0b1", {}),
     "check-mapping-defaults": ("checks: {tool_pairs: {}}", {}),
     "severity-warning": ("checks: {unique_tool_ids: {severity: warning}}",
-                         {"unique_tool_ids": CheckSettings(True, "warning")}),
+                         {"checks": {"unique_tool_ids": {"severity": "warning"}}}),
     "enabled-false-keeps-severity": ("checks: {retention: {enabled: false, severity: warning}}",
-                                     {"retention": CheckSettings(False, "warning")}),
+                                     {"checks": {"retention": {"enabled": False,
+                                                               "severity": "warning"}}}),
     "pending-allowance": ("checks: {tool_pairs: {allow_trailing_pending_call: true}}",
-                          {"allow_trailing_pending_call": True}),
+                          {"checks": {"tool_pairs": {"allow_trailing_pending_call": True}}}),
     "system-messages-anywhere": ("checks: {structure: {system_messages: anywhere}}",
-                                 {"system_messages": "anywhere"}),
+                                 {"checks": {"structure": {"system_messages": "anywhere"}}}),
     "system-messages-forbidden": ("checks: {structure: {system_messages: forbidden}}",
-                                  {"system_messages": "forbidden"}),
+                                  {"checks": {"structure": {"system_messages": "forbidden"}}}),
     "all-checks-off": ("checks: {tool_pairs: false, unique_tool_ids: false, structure: false, "
                        "pinned_content: false, retention: false}",
-                       {name: CheckSettings(False) for name in (
-                           "tool_pairs", "unique_tool_ids", "structure", "pinned_content",
-                           "retention")}),
+                       {"checks": {key: {"enabled": False} for key in CHECK_KEYS}}),
     "pins-empty": ("pins: []", {"pins": ()}),
     "role-pin": ("pins: [{name: s, role: developer}]",
                  {"pins": (Pin("s", role="developer"),)}),
@@ -185,7 +201,7 @@ VALID: dict[str, tuple[str, dict[str, Any]]] = {
 @pytest.mark.parametrize("text, fields", VALID.values(), ids=VALID.keys())
 def test_valid_contracts(text: str, fields: dict[str, Any], write_contract: Writer) -> None:
     contract = load(text, write_contract)
-    assert contract == dataclasses.replace(Contract(), **fields)
+    assert contract == expected(**fields)
 
 
 INVALID: dict[str, tuple[str, str]] = {

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
-from frayproof_audit.mutate.operators import OPERATOR_FUNCTIONS, Candidate, dedupe
+from frayproof_audit.mutate.operators import Candidate, dedupe, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
@@ -36,7 +36,7 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
     shared = SharedPair(after, contract, facts)
     judged = 0
     for name in OPERATORS:
-        candidates = OPERATOR_FUNCTIONS[name](after, contract, facts)
+        candidates = get_operator(name).find_sites(after, contract, facts)
         cache: dict[int, Mutant] = {}
 
         def key(candidate: Candidate, cache: dict[int, Mutant] = cache) -> Hashable:

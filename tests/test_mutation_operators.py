@@ -18,7 +18,7 @@ import yaml
 
 from frayproof_audit.mutate import OPERATORS, build_mutants
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair
-from frayproof_audit.mutate.operators import OPERATOR_FUNCTIONS, dedupe
+from frayproof_audit.mutate.operators import OPERATOR_TABLE, dedupe, get_operator
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
 from tests.helpers import expand, make_contract
@@ -85,7 +85,7 @@ def _fast_mutants(operator: str, before_raw: list[Any], after_raw: list[Any],
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
     cache: dict[int, Mutant] = {}
-    candidates = OPERATOR_FUNCTIONS[operator](after, contract, facts)
+    candidates = get_operator(operator).find_sites(after, contract, facts)
     found = []
     for group in dedupe(candidates, lambda c: shared.key(c, cache)):
         mutant = cache.get(id(group.first)) or shared.assemble(group.first.edit)[0]
@@ -94,9 +94,8 @@ def _fast_mutants(operator: str, before_raw: list[Any], after_raw: list[Any],
 
 
 def test_every_operator_is_documented_with_its_hint_and_skip_reason() -> None:
-    from frayproof_audit.mutate.operators import SKIP_REASONS, SURVIVOR_HINTS
     guide = (Path(__file__).parent.parent / "docs" / "mutation.md").read_text(encoding="utf-8")
-    for name in OPERATORS:
-        assert f"| `{name}` |" in guide, f"{name} missing from the operator table"
-        assert SURVIVOR_HINTS[name] and SKIP_REASONS[name]
-    assert list(OPERATOR_FUNCTIONS) == list(OPERATORS)
+    for operator in OPERATOR_TABLE:
+        assert f"| `{operator.name}` |" in guide, f"{operator.name} missing from the operator table"
+        assert operator.survivor_hint and operator.skip_reason and operator.label
+    assert [operator.name for operator in OPERATOR_TABLE] == list(OPERATORS)

@@ -1,27 +1,47 @@
-"""The five contract checks, in report order. Registering a check is one line in `CHECKS`.
+"""The registered checks, in report order. Registering a check is one line in `CHECKS`.
 
-Each module has a `NAME`, the contract attribute holding its settings (`SETTINGS`), and
-`find(after, contract, before, severity)`, returning findings in frayproof's order. Checks know
-nothing of reports, files or the CLI.
+Each module defines one `CHECK` record (`checks.base.Check`): its finding name, contract key,
+options, conditions with stable codes, and `find(after, contract, before, settings)`, which
+returns findings in frayproof's order. Checks know nothing of reports, files or the CLI.
+Everything else (the contract schema, the engine, the mutation evaluator, the docs meta-tests)
+reads this table.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from frayproof_audit.checks import pinned_content, retention, structure, tool_pairs, unique_ids
+from frayproof_audit.checks.base import Check, CheckSettings, Condition
 
-AFTER_CHECKS: tuple[ModuleType, ...] = (tool_pairs, unique_ids, structure)
-"""Checks that look at the after snapshot alone (all that `validate` runs)."""
+CHECKS: tuple[Check, ...] = (
+    tool_pairs.CHECK,
+    unique_ids.CHECK,
+    structure.CHECK,
+    pinned_content.CHECK,
+    retention.CHECK,
+)
+"""Report order: frayproof's for the first five; a new check is appended."""
 
-BEFORE_CHECKS: tuple[ModuleType, ...] = (pinned_content, retention)
-"""Checks that compare after against facts prepared from before."""
+CHECK_NAMES = tuple(check.name for check in CHECKS)
+CHECK_KEYS = tuple(check.key for check in CHECKS)
+BY_KEY = {check.key: check for check in CHECKS}
 
-CHECKS = AFTER_CHECKS + BEFORE_CHECKS
-CHECK_NAMES = tuple(module.NAME for module in CHECKS)
-
-CONDITIONS: dict[str, str] = {
-    condition: message for module in CHECKS for condition, message in module.CONDITIONS.items()
+CONDITIONS: dict[str, Condition] = {
+    condition.code: condition for check in CHECKS for condition in check.conditions
 }
-"""Every finding condition (spec ids such as `TP-ORPHAN`) and its fixed message; a message with
-`{start}`/`{end}` fields is filled in per finding."""
+"""Every condition code of every registered check."""
+
+CHECK_OF_CODE: dict[str, str] = {
+    condition.code: check.name for check in CHECKS for condition in check.conditions
+}
+
+__all__ = [
+    "BY_KEY",
+    "CHECKS",
+    "CHECK_KEYS",
+    "CHECK_NAMES",
+    "CHECK_OF_CODE",
+    "CONDITIONS",
+    "Check",
+    "CheckSettings",
+    "Condition",
+]

@@ -10,21 +10,26 @@ Good: the system message kept verbatim, the exchange summarised.
 
 from __future__ import annotations
 
-from frayproof_audit.contract import Contract
+from typing import TYPE_CHECKING
+
+from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.model import text_parts
-from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Violation
-from frayproof_audit.snapshot import Loaded
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.snapshot import Loaded
 
 NAME = "pinned_content"
-SETTINGS = "pinned_content"
-
-_ROLE_LOST = "Pinned message is missing from after or was altered."
-_TEXT_LOST = "Pinned text no longer appears in any message content."
-CONDITIONS = {"PIN-ROLE": _ROLE_LOST, "PIN-TEXT": _TEXT_LOST}
+ROLE_LOST = Condition("PIN-ROLE", "Pinned message is missing from after or was altered.")
+TEXT_LOST = Condition("PIN-TEXT", "Pinned text no longer appears in any message content.")
 
 
-def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
+def find(
+    after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
+) -> list[Violation]:
+    severity = settings.severity
     if before is None:
         return []
     found: list[Violation] = []
@@ -41,15 +46,15 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 if available.get(identity, 0) > 0:
                     available[identity] -= 1
                 else:
-                    found.append(Violation(NAME, pin_severity, "before", before_index, _ROLE_LOST,
-                                           code="PIN-ROLE", pin=pin.name))
+                    found.append(ROLE_LOST.violation(NAME, pin_severity, "before", before_index,
+                                                     pin=pin.name))
         elif (
             facts.text_index is not None
             and pin.contains is not None
             and not any_text_contains(after, pin.contains)
         ):
-            found.append(Violation(NAME, pin_severity, "before", facts.text_index, _TEXT_LOST,
-                                       code="PIN-TEXT", pin=pin.name))
+            found.append(TEXT_LOST.violation(NAME, pin_severity, "before", facts.text_index,
+                                             pin=pin.name))
     return found
 
 
@@ -62,3 +67,15 @@ def any_text_contains(snapshot: Loaded, text: str) -> bool:
         elif content and any(text in part for part in text_parts(content)):
             return True
     return False
+
+
+CHECK = Check(
+    name=NAME,
+    key="pinned_content",
+    conditions=(ROLE_LOST, TEXT_LOST),
+    find=find,
+    summary="Pinned messages and pinned text survive the transformation.",
+    needs_before=True,
+    active=lambda contract: bool(contract.pins),
+    asks_for="pins",
+)

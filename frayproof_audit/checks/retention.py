@@ -11,21 +11,30 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 
 from __future__ import annotations
 
-from frayproof_audit.contract import Contract
-from frayproof_audit.prepared import BeforeFacts, content_retained
+from typing import TYPE_CHECKING
+
+from frayproof_audit.checks.base import Check, CheckSettings, Condition
+from frayproof_audit.prepared import content_retained
 from frayproof_audit.report import Violation
-from frayproof_audit.snapshot import Loaded
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.snapshot import Loaded
 
 NAME = "retention"
-SETTINGS = "retention"
+LATEST = Condition("RET-LATEST",
+                   "Latest user message was not retained exactly, after the retained exchanges.")
+EXCHANGE = Condition("RET-EXCHANGE",
+                     "Recent exchange before[{start}:{end}] is not retained verbatim and in order.")
+RESULT = Condition("RET-RESULT",
+                   "Retained tool result content differs from every original result for this id.")
 
-_LATEST = "Latest user message was not retained exactly, after the retained exchanges."
-_RESULT = "Retained tool result content differs from every original result for this id."
-_EXCHANGE = "Recent exchange before[{start}:{end}] is not retained verbatim and in order."
-CONDITIONS = {"RET-LATEST": _LATEST, "RET-EXCHANGE": _EXCHANGE, "RET-RESULT": _RESULT}
 
-
-def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
+def find(
+    after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
+) -> list[Violation]:
+    severity = settings.severity
     if before is None or not contract.retain.active:
         return []
     exchange_findings: list[Violation] = []
@@ -33,10 +42,8 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
     for start, end, identities in before.exchanges:
         position = _find_block(after, identities, cursor)
         if position is None:
-            exchange_findings.append(Violation(
-                NAME, severity, "before", start,
-                _EXCHANGE.format(start=start, end=end), code="RET-EXCHANGE",
-                rule="recent_exchanges"))
+            exchange_findings.append(EXCHANGE.violation(
+                NAME, severity, "before", start, rule="recent_exchanges", start=start, end=end))
         else:
             cursor = position + len(identities)
     found: list[Violation] = []
@@ -44,8 +51,8 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
         before_index, identity = before.latest_user
         after_index = after.last_index("user")
         if after_index is None or after_index < cursor or after.identity(after_index) != identity:
-            found.append(Violation(NAME, severity, "before", before_index, _LATEST, code="RET-LATEST",
-                                   rule="latest_user_message"))
+            found.append(LATEST.violation(NAME, severity, "before", before_index,
+                                          rule="latest_user_message"))
     found.extend(exchange_findings)
     if before.results is not None:
         for index, view in enumerate(after.views):
@@ -53,8 +60,8 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
                 continue
             contents = before.results.get(view.tool_call_id)
             if contents is not None and not content_retained(view.content, contents):
-                found.append(Violation(NAME, severity, "after", index, _RESULT, code="RET-RESULT",
-                                       tool_call_id=view.tool_call_id, rule="tool_results"))
+                found.append(RESULT.violation(NAME, severity, "after", index,
+                                              tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
 
 
@@ -71,3 +78,15 @@ def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int) -> in
         if all(after.identity(position + k) == identities[k] for k in range(1, length)):
             return position
     return None
+
+
+CHECK = Check(
+    name=NAME,
+    key="retention",
+    conditions=(LATEST, EXCHANGE, RESULT),
+    find=find,
+    summary="Positional rules: the latest request, recent exchanges and kept results survive.",
+    needs_before=True,
+    active=lambda contract: contract.retain.active,
+    asks_for="retention rules",
+)

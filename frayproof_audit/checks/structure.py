@@ -8,90 +8,95 @@ Good: [system] [user] [assistant calls a, b] [tool b] [tool a] [assistant "done"
 
 from __future__ import annotations
 
-from frayproof_audit.contract import Contract
+from typing import TYPE_CHECKING
+
+from frayproof_audit.checks.base import Check, CheckSettings, Condition, OneOf
 from frayproof_audit.model import INSTRUCTION_ROLES, ROLES, has_content
-from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Violation
-from frayproof_audit.snapshot import Loaded
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.snapshot import Loaded
 
 NAME = "structure"
-SETTINGS = "structure"
+SYSTEM_MESSAGES = "system_messages"
+SYSTEM_POLICIES = ("leading_only", "anywhere", "forbidden")
 
-_ROLE = "Message role is missing or not supported."
-_FORBIDDEN = "The contract forbids instruction (system/developer) messages."
-_LATE = "Instruction message appears after the conversation has started."
-_NO_ID = "Tool result has no tool_call_id."
-_OUTSIDE = "Tool result is not inside the batch that follows its call."
-_NO_RESULT_CONTENT = "Tool result has null content."
-_STRAY = "Only tool results may carry a tool_call_id."
-_CALLS_ROLE = "Only assistant messages may carry tool calls."
-_EMPTY = "Assistant message has no content, tool calls or refusal."
-_NO_CONTENT = "Message content is null."
-_CALL_ID = "Tool call id is empty or blank."
-_CALL_FUNC = "Tool call must be of type 'function' with a non-blank name."
-CONDITIONS = {
-    "ST-ROLE": _ROLE,
-    "ST-INSTR-FORBIDDEN": _FORBIDDEN,
-    "ST-INSTR-LATE": _LATE,
-    "ST-TOOL-NOID": _NO_ID,
-    "ST-TOOL-OUTSIDE": _OUTSIDE,
-    "ST-TOOL-NOCONTENT": _NO_RESULT_CONTENT,
-    "ST-STRAY-ID": _STRAY,
-    "ST-CALLS-ROLE": _CALLS_ROLE,
-    "ST-EMPTY-ASSISTANT": _EMPTY,
-    "ST-NO-CONTENT": _NO_CONTENT,
-    "ST-CALL-ID": _CALL_ID,
-    "ST-CALL-FUNC": _CALL_FUNC,
-}
-"""The finding conditions of this check (ids as in the spec) and their fixed messages."""
-_CODES = {message: code for code, message in CONDITIONS.items()}
+ROLE = Condition("ST-ROLE", "Message role is missing or not supported.")
+INSTR_FORBIDDEN = Condition("ST-INSTR-FORBIDDEN",
+                            "The contract forbids instruction (system/developer) messages.")
+INSTR_LATE = Condition("ST-INSTR-LATE", "Instruction message appears after the conversation has started.")
+TOOL_NOID = Condition("ST-TOOL-NOID", "Tool result has no tool_call_id.")
+TOOL_OUTSIDE = Condition("ST-TOOL-OUTSIDE", "Tool result is not inside the batch that follows its call.")
+TOOL_NOCONTENT = Condition("ST-TOOL-NOCONTENT", "Tool result has null content.")
+STRAY_ID = Condition("ST-STRAY-ID", "Only tool results may carry a tool_call_id.")
+CALLS_ROLE = Condition("ST-CALLS-ROLE", "Only assistant messages may carry tool calls.")
+EMPTY_ASSISTANT = Condition("ST-EMPTY-ASSISTANT", "Assistant message has no content, tool calls or refusal.")
+NO_CONTENT = Condition("ST-NO-CONTENT", "Message content is null.")
+CALL_ID = Condition("ST-CALL-ID", "Tool call id is empty or blank.")
+CALL_FUNC = Condition("ST-CALL-FUNC", "Tool call must be of type 'function' with a non-blank name.")
 
 
-def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
+def find(
+    after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
+) -> list[Violation]:
+    severity = settings.severity
     views = after.views
-    policy = contract.system_messages
+    policy = settings.option(SYSTEM_MESSAGES)
     called = {call.id for view in views if view.role == "assistant" for call in view.calls if call.id}
     leading = True
     active: set[str] = set()
     found: list[Violation] = []
 
-    def add(index: int, message: str) -> None:
-        found.append(Violation(NAME, severity, "after", index, message, code=_CODES[message]))
+    def add(index: int, condition: Condition) -> None:
+        found.append(condition.violation(NAME, severity, "after", index))
 
     for index, view in enumerate(views):
         role = view.role
         if role not in ROLES:
-            add(index, _ROLE)
+            add(index, ROLE)
         if role in INSTRUCTION_ROLES:
             if policy == "forbidden":
-                add(index, _FORBIDDEN)
+                add(index, INSTR_FORBIDDEN)
             elif policy == "leading_only" and not leading:
-                add(index, _LATE)
+                add(index, INSTR_LATE)
         else:
             leading = False
         if role == "tool":
             result_id = view.tool_call_id
             if not result_id:
-                add(index, _NO_ID)
+                add(index, TOOL_NOID)
             elif result_id in called and result_id not in active:
-                add(index, _OUTSIDE)
+                add(index, TOOL_OUTSIDE)
             if view.content is None:
-                add(index, _NO_RESULT_CONTENT)
+                add(index, TOOL_NOCONTENT)
         else:
             active = {call.id for call in view.calls if call.id} if role == "assistant" else set()
             if view.tool_call_id is not None:
-                add(index, _STRAY)
+                add(index, STRAY_ID)
         if view.calls and role != "assistant":
-            add(index, _CALLS_ROLE)
+            add(index, CALLS_ROLE)
         if role == "assistant":
             refusal = view.refusal
             if not (view.calls or has_content(view.content) or (refusal and refusal.strip())):
-                add(index, _EMPTY)
+                add(index, EMPTY_ASSISTANT)
         elif role != "tool" and view.content is None:
-            add(index, _NO_CONTENT)
+            add(index, NO_CONTENT)
         for call in view.calls:
             if not call.id.strip():
-                add(index, _CALL_ID)
+                add(index, CALL_ID)
             if call.type != "function" or not call.name.strip():
-                add(index, _CALL_FUNC)
+                add(index, CALL_FUNC)
     return found
+
+
+CHECK = Check(
+    name=NAME,
+    key="structure",
+    conditions=(ROLE, INSTR_FORBIDDEN, INSTR_LATE, TOOL_NOID, TOOL_OUTSIDE, TOOL_NOCONTENT, STRAY_ID,
+                CALLS_ROLE, EMPTY_ASSISTANT, NO_CONTENT, CALL_ID, CALL_FUNC),
+    find=find,
+    summary="Roles, instruction placement, result placement and the shape of every message.",
+    options=(OneOf(SYSTEM_MESSAGES, SYSTEM_POLICIES, "leading_only"),),
+)

@@ -8,20 +8,26 @@ With `allow_trailing_pending_call`, calls on the final non-tool message may stay
 
 from __future__ import annotations
 
-from frayproof_audit.contract import Contract
-from frayproof_audit.prepared import BeforeFacts
+from typing import TYPE_CHECKING
+
+from frayproof_audit.checks.base import Check, CheckSettings, Condition, Flag
 from frayproof_audit.report import Violation
-from frayproof_audit.snapshot import Loaded
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.snapshot import Loaded
 
 NAME = "tool_pair_integrity"
-SETTINGS = "tool_pairs"
-
-_ORPHAN = "Tool result answers no earlier assistant tool call."
-_UNANSWERED = "Assistant tool call has no tool result after it."
-CONDITIONS = {"TP-ORPHAN": _ORPHAN, "TP-UNANSWERED": _UNANSWERED}
+ORPHAN = Condition("TP-ORPHAN", "Tool result answers no earlier assistant tool call.")
+UNANSWERED = Condition("TP-UNANSWERED", "Assistant tool call has no tool result after it.")
+ALLOW_PENDING = "allow_trailing_pending_call"
 
 
-def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity: str) -> list[Violation]:
+def find(
+    after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
+) -> list[Violation]:
+    severity = settings.severity
     views = after.views
     tail = -1
     for index in range(len(views) - 1, -1, -1):
@@ -43,15 +49,20 @@ def find(after: Loaded, contract: Contract, before: BeforeFacts | None, severity
             if result_id in called:
                 answered.add(result_id)
             else:
-                found.append(
-                    Violation(NAME, severity, "after", index, _ORPHAN, code="TP-ORPHAN",
-                              tool_call_id=result_id)
-                )
-    allow_pending = contract.allow_trailing_pending_call
+                found.append(ORPHAN.violation(NAME, severity, "after", index, tool_call_id=result_id))
+    allow_pending = settings.option(ALLOW_PENDING)
     for call_id, index in registered:
         if call_id in answered or (allow_pending and index == tail):
             continue
-        found.append(
-            Violation(NAME, severity, "after", index, _UNANSWERED, code="TP-UNANSWERED", tool_call_id=call_id)
-        )
+        found.append(UNANSWERED.violation(NAME, severity, "after", index, tool_call_id=call_id))
     return found
+
+
+CHECK = Check(
+    name=NAME,
+    key="tool_pairs",
+    conditions=(ORPHAN, UNANSWERED),
+    find=find,
+    summary="Every tool result answers an earlier call; every call is answered.",
+    options=(Flag(ALLOW_PENDING, False),),
+)

@@ -1,25 +1,38 @@
-"""The seven edits the mutation operators make, each applicable in two ways.
+"""The edits mutation operators make, each applicable in two ways, and what each one changes.
 
 `apply_in_place` edits a deep copy of the raw output exactly as frayproof 0.1.0 does, so object
 sharing inside that output (the same dict at two positions, a shared `tool_calls` list) has the
 same effect on the mutant. It is the reference (`verify=True`) path and the path for outputs
-with shared objects.
+with shared objects. It mutates the list it is given: callers pass their own deep copy.
 
 `segments` is the copy-on-write form used by the fast path: a recipe of untouched original
 positions (`(start, stop)` ranges, reused as they are) and freshly built message dicts. Nothing
 of the original output is ever modified; only the messages an edit changes are copied. The two
 forms give equal mutants whenever the output shares no mutable object between positions, which
 the runner checks before choosing the fast path.
+
+`effects` declares the change in the terms the incremental evaluator reasons about (see
+`Effects`). Edits work on neutral message dicts through `model`'s helpers only, so they are the
+same for every input format.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from copy import deepcopy
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from frayproof_audit.model import INSTRUCTION_ROLES, TEXT_BLOCK_TYPES, has_content
+from frayproof_audit.model import (
+    INSTRUCTION_ROLES,
+    drop_call_in_place,
+    edit_text_in_place,
+    edited_copy,
+    is_empty_message,
+    repeat_call_in_place,
+    role_of,
+    with_call_repeated,
+    without_call,
+)
 
 Segment = tuple[int, int] | list[dict[str, Any]]
 """An original range `(start, stop)` reused as is, or a list of new message dicts."""
@@ -27,38 +40,49 @@ Segment = tuple[int, int] | list[dict[str, Any]]
 TextEdit = Callable[[str], str]
 
 
-def is_text_block(block: Any) -> bool:
-    return (
-        isinstance(block, dict)
-        and isinstance(block.get("type"), str)
-        and block["type"] in TEXT_BLOCK_TYPES
-        and isinstance(block.get("text"), str)
-    )
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What an edit changes, by original position. Every position not named is kept as it was,
+    in its original relative order. An edit that declares nothing (`Effects()`) is re-checked
+    in full by every check: the safe default for an edit the evaluator does not understand.
+
+    - `deleted`: messages removed.
+    - `text_edited`: messages replaced in place by a copy whose text parts alone differ.
+    - `call_dropped`: messages replaced in place by a copy with one call fewer (still present).
+    - `call_repeated`: messages replaced in place by a copy that repeats one of its calls.
+    - `moved_to_end`: messages moved behind the last one (a permutation).
+    - `swapped`: two messages exchanged (a permutation).
+    """
+
+    deleted: tuple[int, ...] = ()
+    text_edited: tuple[int, ...] = ()
+    call_dropped: tuple[int, ...] = ()
+    call_repeated: tuple[int, ...] = ()
+    moved_to_end: tuple[int, ...] = ()
+    swapped: tuple[int, int] | None = None
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.deleted or self.text_edited or self.call_dropped or self.call_repeated
+                    or self.moved_to_end or self.swapped)
+
+    @property
+    def rewritten(self) -> tuple[int, ...]:
+        """Positions replaced in place by a changed copy."""
+        return self.text_edited + self.call_dropped + self.call_repeated
+
+    @property
+    def permutes(self) -> bool:
+        """Only reorders messages."""
+        return bool(self.moved_to_end or self.swapped) and not (self.deleted or self.rewritten)
 
 
-def edit_text_in_place(message: dict[str, Any], edit: TextEdit) -> None:
-    """Apply `edit` to every text part of `message`, in place (string or text blocks)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        message["content"] = edit(content)
-    elif isinstance(content, list):
-        for block in content:
-            if is_text_block(block):
-                block["text"] = edit(block["text"])
+class Edit(Protocol):
+    def apply_in_place(self, messages: list[Any]) -> None: ...
 
+    def segments(self, wire: list[dict[str, Any]]) -> list[Segment]: ...
 
-def edited_copy(message: dict[str, Any], edit: TextEdit) -> dict[str, Any]:
-    """A new message with `edit` applied to every text part; untouched blocks are reused."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return {**message, "content": edit(content)}
-    if isinstance(content, list):
-        blocks = [
-            {**block, "text": edit(block["text"])} if is_text_block(block) else block
-            for block in content
-        ]
-        return {**message, "content": blocks}
-    return message
+    def effects(self) -> Effects: ...
 
 
 def remove_literal(part: str, text: str) -> str:
@@ -72,11 +96,6 @@ def truncate_half(part: str) -> str:
     return part[: max(1, len(part) // 2)]
 
 
-def _is_empty_message(message: dict[str, Any]) -> bool:
-    refusal = message.get("refusal")
-    return not (has_content(message.get("content")) or (refusal and refusal.strip()))
-
-
 @dataclass(frozen=True, slots=True)
 class DropCall:
     """Delete call `position` of message `index`; an emptied array goes, and an emptied
@@ -88,24 +107,18 @@ class DropCall:
 
     def apply_in_place(self, messages: list[Any]) -> None:
         message = messages[self.index]
-        del message["tool_calls"][self.position]
-        if not message["tool_calls"]:
-            message.pop("tool_calls")
-            if _is_empty_message(message):
-                del messages[self.index]
+        if drop_call_in_place(message, self.position) and is_empty_message(message):
+            del messages[self.index]
 
     def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
         index, n = self.index, len(wire)
         if self.drops_message:
             return [(0, index), (index + 1, n)]
-        message = dict(wire[index])
-        calls = message["tool_calls"]
-        remaining = calls[: self.position] + calls[self.position + 1 :]
-        if remaining:
-            message["tool_calls"] = remaining
-        else:
-            del message["tool_calls"]
-        return [(0, index), [message], (index + 1, n)]
+        return [(0, index), [without_call(wire[index], self.position)], (index + 1, n)]
+
+    def effects(self) -> Effects:
+        return Effects(deleted=(self.index,)) if self.drops_message else Effects(
+            call_dropped=(self.index,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,24 +131,26 @@ class DeleteMessage:
     def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
         return [(0, self.index), (self.index + 1, len(wire))]
 
+    def effects(self) -> Effects:
+        return Effects(deleted=(self.index,))
+
 
 @dataclass(frozen=True, slots=True)
 class AppendCallCopy:
-    """Append a copy of call `position` to the same `tool_calls` array (same id twice)."""
+    """Append a copy of call `position` to the same call array (same id twice)."""
 
     index: int
     position: int
 
     def apply_in_place(self, messages: list[Any]) -> None:
-        calls = messages[self.index]["tool_calls"]
-        calls.append(deepcopy(calls[self.position]))
+        repeat_call_in_place(messages[self.index], self.position)
 
     def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
-        message = dict(wire[self.index])
-        calls = message["tool_calls"]
-        # The same call dict twice is fine here: fast-path mutants are never edited again.
-        message["tool_calls"] = [*calls, calls[self.position]]
-        return [(0, self.index), [message], (self.index + 1, len(wire))]
+        copy = with_call_repeated(wire[self.index], self.position)
+        return [(0, self.index), [copy], (self.index + 1, len(wire))]
+
+    def effects(self) -> Effects:
+        return Effects(call_repeated=(self.index,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +180,9 @@ class EditText:
         pieces.append((start, len(wire)))
         return pieces
 
+    def effects(self) -> Effects:
+        return Effects(text_edited=self.indices)
+
 
 @dataclass(frozen=True, slots=True)
 class Swap:
@@ -179,6 +197,9 @@ class Swap:
         i, r = self.first, self.second
         return [(0, i), (r, r + 1), (i + 1, r), (i, i + 1), (r + 1, len(wire))]
 
+    def effects(self) -> Effects:
+        return Effects(swapped=(self.first, self.second))
+
 
 @dataclass(frozen=True, slots=True)
 class MoveToEnd:
@@ -190,6 +211,9 @@ class MoveToEnd:
     def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
         i = self.index
         return [(0, i), (i + 1, len(wire)), (i, i + 1)]
+
+    def effects(self) -> Effects:
+        return Effects(moved_to_end=(self.index,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +227,7 @@ class KeepInstructions:
     def apply_in_place(self, messages: list[Any]) -> None:
         span = messages[self.start : self.stop]
         messages[self.start : self.stop] = [
-            message for message in span if message.get("role") in INSTRUCTION_ROLES
+            message for message in span if role_of(message) in INSTRUCTION_ROLES
         ]
 
     def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
@@ -212,5 +236,6 @@ class KeepInstructions:
         pieces.append((self.stop, len(wire)))
         return pieces
 
-
-Edit = DropCall | DeleteMessage | AppendCallCopy | EditText | Swap | MoveToEnd | KeepInstructions
+    def effects(self) -> Effects:
+        kept = set(self.kept)
+        return Effects(deleted=tuple(i for i in range(self.start, self.stop) if i not in kept))

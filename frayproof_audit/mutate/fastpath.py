@@ -4,7 +4,7 @@ frayproof deep-copies the whole output for every mutant, serializes it for dedup
 re-validates every message and recomputes every identity. Here one `SharedPair` holds what all
 mutants of a pair share: the output's views, identities and per-message dedupe classes, and the
 before facts. A mutant is assembled from slices of those lists plus the few messages its edit
-changed, which alone are validated (`load_wire`) and hashed. The engine's own check functions
+changed, which alone are validated (by the snapshot's format) and hashed. The engine's own check functions
 then judge it; `incremental` decides which of them the edit can affect at all, and takes the
 others' findings from the original output. The fast path changes what is rebuilt and rerun,
 never how anything is judged.
@@ -30,7 +30,7 @@ from frayproof_audit.mutate.incremental import Fresh, IncrementalEvaluator
 from frayproof_audit.mutate.operators import Candidate
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, MessageView, load_wire
+from frayproof_audit.snapshot import Loaded, MessageView
 
 
 def shares_mutable_objects(wire: list[Any]) -> bool:
@@ -73,10 +73,11 @@ class Mutant:
 class SharedPair:
     """What every mutant of one (before, output, contract) shares; built once per pair."""
 
-    __slots__ = ("_classes", "_interned", "evaluator", "identities", "views", "wire")
+    __slots__ = ("_classes", "_interned", "evaluator", "format", "identities", "views", "wire")
 
     def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
         self.wire = after.wire
+        self.format = after.format
         self.views = after.views
         if _needs_identities(contract, facts):
             self.identities: list[bytes | None] = [after.identity(i) for i in range(len(after))]
@@ -120,7 +121,7 @@ class SharedPair:
                         key += classes[start:stop]
             else:
                 assert isinstance(segment, list)
-                made = load_wire(segment).views
+                made = self.format.views(segment)
                 fresh += zip(range(len(new_wire), len(new_wire) + len(segment)), segment, made,
                              strict=True)
                 new_wire += segment
@@ -128,11 +129,10 @@ class SharedPair:
                 new_ids += [None] * len(segment)
                 if classes is not None:
                     key += [self._class_of(message) for message in segment]
-        return Mutant(Loaded(new_wire, new_views, new_ids), fresh), tuple(key)
+        return Mutant(Loaded(new_wire, new_views, self.format, new_ids), fresh), tuple(key)
 
     def evaluate(self, candidate: Candidate, mutant: Mutant) -> Report:
-        return self.evaluator.evaluate(candidate.operator, candidate.edit, mutant.loaded,
-                                       mutant.fresh)
+        return self.evaluator.evaluate(candidate.edit, mutant.loaded, mutant.fresh)
 
     def key(self, candidate: Candidate, cache: dict[int, Mutant]) -> Hashable:
         """Dedupe key of a candidate's mutant; the mutant is kept in `cache` for evaluation."""
@@ -143,6 +143,8 @@ class SharedPair:
 
 def _needs_identities(contract: Contract, facts: BeforeFacts) -> bool:
     """Whether mutants will look identities up (then compute each original one once, here)."""
-    pins = contract.pinned_content.enabled and any(pin.role is not None for pin in contract.pins)
-    retain = contract.retention.enabled and (bool(facts.exchanges) or facts.latest_user is not None)
+    pins = contract.settings("pinned_content").enabled and any(
+        pin.role is not None for pin in contract.pins)
+    retain = contract.settings("retention").enabled and (
+        bool(facts.exchanges) or facts.latest_user is not None)
     return pins or retain

@@ -1,26 +1,37 @@
 """Judge a mutant by running only the checks its edit can change (the fast path's evaluator).
 
-Every check is still run by the engine's own `find` functions; what this module decides is
-*which* checks need to run on a mutant and which findings can be taken from the real output
-(the "original", whose per-check findings are computed once per pair). The rules are small
-lemmas about the checks, each stated where it is used. They rely on the baseline having passed
-(mutants are only built then) and, for after-indexed checks, on the original having **no
-finding at all** from that check (call it *clean*); a check with warnings on the original is
-simply rerun. Unknown checks (a future engine) are always rerun.
+Every check is still run by its registered `find`; what this module decides is *which* checks
+need to run on a mutant and which findings can be taken from the real output (the "original",
+whose per-check findings are computed once per pair). The decision reads only the edit's
+declared `Effects` and facts of the original output, never an operator's name, so a new
+operator is covered by the lemmas its edits fall under, and an edit that declares nothing is
+re-checked in full by every check. Unknown checks (a future engine) are always rerun.
+
+The rules are small lemmas about the checks. They rely on the baseline having passed (mutants
+are only built then) and, for after-indexed checks, on the original having **no finding at all**
+from that check (call it *clean*); a check with warnings on the original is simply rerun. They
+are backed by a hypothesis test that compares this evaluator with a full recheck for every
+registered operator (`tests/test_mutation_equivalence.py`), and `--verify` runs both.
 
 Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O):
-- unique_tool_ids, O clean: deleting messages or calls, moving messages and editing text never
-  create a repeated id; only `duplicate_tool_id` can.
-- tool_pair_integrity, O clean: text edits and duplicating an answered call (same id, same
-  message) change nothing; removing the latest user message or moving an instruction (without
-  the trailing-pending allowance) keeps every call's answer and never un-excuses a call.
-- structure, O clean: deleting a call, a result, the latest user message or a closed exchange
-  can only shrink `called` and end batches whose later results were not called; truncating a
-  tool result keeps it non-null; a text edit matters only if an assistant's has-content flips;
-  moving an instruction matters only for placement policies other than `anywhere`.
+- unique_tool_ids, O clean: deleting messages or calls, reordering messages and editing text
+  never create a repeated id; only repeating a call can.
+- tool_pair_integrity depends only on the ordered assistant/tool messages (roles, call and
+  result ids) and, with the trailing-pending allowance, on which message is the last non-tool
+  one. O clean: text edits and repeating a call in its own message (same id, same message:
+  answered or excused alike) change nothing; deleting messages that are neither assistant nor
+  tool keeps that subsequence, and the last non-tool message it may change only excuses more;
+  moving such messages to the end keeps it, and matters only under the allowance.
+- structure, O clean: deleting messages never makes an instruction late, a message empty or a
+  result id-less; it can only produce a misplaced result when a deleted assistant's call id is
+  still called by a surviving one, so that is checked. Dropping a call whose id no other call
+  uses only shrinks `called`, unless the message is left empty. Repeating a call changes
+  neither `called` nor any batch. A text edit keeps every content non-null and matters only if
+  an assistant's has-content flips. Moving an instruction message to the end matters only for
+  placement policies other than `anywhere` (at the end it splits no batch).
 - pinned_content never depends on positions (findings point into before): M's findings equal
   O's unless the edit deletes or alters a message of a pinned role or one whose text holds an
-  active contains-pin literal (or creates such text).
+  active contains-pin literal (or creates such text); reordering never matters.
 - retention splits into two parts. Result findings are per message: with O clean for them,
   M's are those of its new messages. Latest/exchange findings depend only on M's *skeleton*:
   each message mapped to its identity if that identity is an *anchor* (it occurs in a retained
@@ -35,36 +46,25 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
-from types import ModuleType
 from typing import Any
 
-from frayproof_audit.checks import AFTER_CHECKS, BEFORE_CHECKS
-from frayproof_audit.checks import pinned_content as pins_check
-from frayproof_audit.checks import retention as retention_check
-from frayproof_audit.checks import structure as structure_check
-from frayproof_audit.checks import tool_pairs as pairs_check
-from frayproof_audit.checks import unique_ids as ids_check
-from frayproof_audit.contract import CheckSettings, Contract
-from frayproof_audit.model import has_content, text_parts
-from frayproof_audit.mutate.edits import (
-    AppendCallCopy,
-    DeleteMessage,
-    DropCall,
-    Edit,
-    EditText,
-    KeepInstructions,
-    MoveToEnd,
-    Swap,
-)
+from frayproof_audit.checks import CHECKS, pinned_content, retention, structure, tool_pairs, unique_ids
+from frayproof_audit.checks.base import Check, CheckSettings
+from frayproof_audit.contract import Contract
+from frayproof_audit.model import INSTRUCTION_ROLES, has_content, text_parts
+from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report, Violation
-from frayproof_audit.snapshot import Loaded, MessageView, message_identity
+from frayproof_audit.snapshot import Loaded, MessageView
 
 Fresh = list[tuple[int, dict[str, Any], MessageView]]
-"""The new messages of a mutant: (position in the mutant, wire dict, view)."""
+"""The new messages of a mutant: (position in the mutant, neutral message dict, view)."""
 
-_CHECKS: tuple[ModuleType, ...] = AFTER_CHECKS + BEFORE_CHECKS
+_PINS, _RETENTION = pinned_content.CHECK, retention.CHECK
+_STRUCTURE, _PAIRS, _IDS = structure.CHECK, tool_pairs.CHECK, unique_ids.CHECK
+_PAIR_ROLES = frozenset({"assistant", "tool"})
 
 
 class IncrementalEvaluator:
@@ -74,15 +74,21 @@ class IncrementalEvaluator:
         self.after = after
         self.contract = contract
         self.facts = facts
-        self.enabled = [
-            (module, settings)
-            for module in _CHECKS
-            if (settings := _settings(contract, module)).enabled
+        self.enabled: list[tuple[Check, CheckSettings]] = [
+            (check, settings)
+            for check in CHECKS
+            if (settings := contract.settings(check.key)).enabled
         ]
         self.original: dict[str, list[Violation]] = {
-            module.NAME: module.find(after, contract, facts, settings.severity)
-            for module, settings in self.enabled
+            check.name: check.find(after, contract, facts, settings)
+            for check, settings in self.enabled
         }
+        self.roles = [view.role for view in after.views]
+        self.call_uses = Counter(
+            call.id for view in after.views if view.role == "assistant" for call in view.calls if call.id
+        )
+        self.allow_pending = bool(contract.option(_PAIRS.key, tool_pairs.ALLOW_PENDING))
+        self.policy = contract.option(_STRUCTURE.key, structure.SYSTEM_MESSAGES)
         self._prepare_pins(after)
         self._prepare_retention(after)
 
@@ -111,15 +117,15 @@ class IncrementalEvaluator:
         two parts on the original reproduces the whole check (else never split)."""
         facts = self.facts
         self.split_retention = False
-        if retention_check.NAME not in self.original:
+        if _RETENTION.name not in self.original:
             return
-        severity = self.contract.retention.severity
+        self.retention_settings = self.contract.settings(_RETENTION.key)
         self.positional_facts = replace(facts, results=None)
         self.result_facts = replace(facts, exchanges=(), latest_user=None)
         self.has_positional = bool(facts.exchanges) or facts.latest_user is not None
-        positional = self._positional(after, severity)
-        results = retention_check.find(after, self.contract, self.result_facts, severity)
-        if positional + results != self.original[retention_check.NAME]:
+        positional = self._positional(after)
+        results = _RETENTION.find(after, self.contract, self.result_facts, self.retention_settings)
+        if positional + results != self.original[_RETENTION.name]:
             return
         self.split_retention = True
         self.original_positional = positional
@@ -135,47 +141,88 @@ class IncrementalEvaluator:
                 self.skeleton.append(identity if identity in anchors
                                      else _USER if view.role == "user" else _OTHER)
 
-    def _positional(self, loaded: Loaded, severity: str) -> list[Violation]:
+    def _positional(self, loaded: Loaded) -> list[Violation]:
         if not self.has_positional:
             return []
-        return retention_check.find(loaded, self.contract, self.positional_facts, severity)
+        return _RETENTION.find(loaded, self.contract, self.positional_facts, self.retention_settings)
 
     # ------------------------------------------------------------------ per mutant
 
-    def evaluate(self, operator: str, edit: Edit, loaded: Loaded, fresh: Fresh) -> Report:
+    def evaluate(self, edit: Edit, loaded: Loaded, fresh: Fresh) -> Report:
+        effects = edit.effects()
         found: list[Violation] = []
-        for module, settings in self.enabled:
-            name = module.NAME
-            if name == retention_check.NAME and self.split_retention:
-                found += self._retention(edit, loaded, fresh, settings.severity)
-            elif self._unchanged(module, operator, edit, fresh):
-                found += self.original[name]
+        for check, settings in self.enabled:
+            if check is _RETENTION and self.split_retention and effects.declared:
+                found += self._retention(effects, loaded, fresh)
+            elif effects.declared and self._unchanged(check, effects, fresh):
+                found += self.original[check.name]
             else:
-                found += module.find(loaded, self.contract, self.facts, settings.severity)
+                found += check.find(loaded, self.contract, self.facts, settings)
         return Report(tuple(found))
 
-    def _unchanged(self, module: ModuleType, operator: str, edit: Edit, fresh: Fresh) -> bool:
+    def _unchanged(self, check: Check, effects: Effects, fresh: Fresh) -> bool:
         """Whether this check's findings on the mutant are the original's, by the lemmas."""
-        if module is pins_check:
-            return not self._touches_pins(edit, fresh)
-        if self.original[module.NAME]:
+        if check is _PINS:
+            return not self._touches_pins(effects, fresh)
+        if self.original[check.name]:
             return False
-        if module is ids_check:
-            return operator != "duplicate_tool_id"
-        if module is pairs_check:
-            if operator in ("remove_pinned_text", "truncate_tool_result", "duplicate_tool_id",
-                            "drop_latest_user"):
-                return True
-            return operator == "move_instruction" and not self.contract.allow_trailing_pending_call
-        if module is structure_check:
-            if operator in ("drop_tool_call", "drop_tool_result", "duplicate_tool_id",
-                            "drop_latest_user", "drop_recent_exchange", "truncate_tool_result"):
-                return True
-            if operator == "move_instruction":
-                return self.contract.system_messages == "anywhere"
-            if operator == "remove_pinned_text":
-                return not self._assistant_emptiness_flips(fresh)
+        if check is _IDS:
+            return not effects.call_repeated
+        if check is _PAIRS:
+            return self._pairs_unchanged(effects)
+        if check is _STRUCTURE:
+            return self._structure_unchanged(effects, fresh)
         return False
+
+    def _pairs_unchanged(self, effects: Effects) -> bool:
+        roles = self.roles
+        if effects.call_dropped or effects.swapped:
+            return False
+        if any(roles[i] in _PAIR_ROLES for i in effects.deleted):
+            return False
+        # Text edits and repeated calls change nothing; moves matter only as said above.
+        return not (effects.moved_to_end and (
+            self.allow_pending or any(roles[i] in _PAIR_ROLES for i in effects.moved_to_end)))
+
+    def _structure_unchanged(self, effects: Effects, fresh: Fresh) -> bool:
+        kinds = [bool(effects.deleted), bool(effects.text_edited), bool(effects.call_dropped),
+                 bool(effects.call_repeated), bool(effects.moved_to_end), effects.swapped is not None]
+        if sum(kinds) != 1 or effects.swapped is not None:
+            return False  # one kind of change at a time; swaps are always rechecked
+        if effects.deleted:
+            return self._ids_leave_with(effects.deleted)
+        if effects.text_edited:
+            return not self._assistant_emptiness_flips(fresh)
+        if effects.call_dropped:
+            return self._dropped_calls_harmless(fresh)
+        if effects.moved_to_end:
+            return self.policy == "anywhere" and all(
+                self.roles[i] in INSTRUCTION_ROLES for i in effects.moved_to_end)
+        return True  # a call repeated in its own message
+
+    def _ids_leave_with(self, deleted: tuple[int, ...]) -> bool:
+        """No call id of a deleted assistant is still called by a surviving message."""
+        views = self.after.views
+        gone = Counter(
+            call.id for i in deleted if views[i].role == "assistant" for call in views[i].calls
+            if call.id
+        )
+        return all(self.call_uses[call_id] == count for call_id, count in gone.items())
+
+    def _dropped_calls_harmless(self, fresh: Fresh) -> bool:
+        """Each dropped call's id is used by no other call, and no assistant is left empty."""
+        views = self.after.views
+        for position, _, view in fresh:  # in-place rewrites: `position` is the original index
+            dropped = Counter(call.id for call in views[position].calls)
+            dropped.subtract(call.id for call in view.calls)
+            for call_id, count in dropped.items():
+                if count > 0 and call_id and self.call_uses[call_id] != count:
+                    return False
+            if view.role == "assistant" and not (
+                view.calls or has_content(view.content) or (view.refusal and view.refusal.strip())
+            ):
+                return False
+        return True
 
     def _assistant_emptiness_flips(self, fresh: Fresh) -> bool:
         views = self.after.views
@@ -187,52 +234,52 @@ class IncrementalEvaluator:
                 return True
         return False
 
-    def _touches_pins(self, edit: Edit, fresh: Fresh) -> bool:
+    def _touches_pins(self, effects: Effects, fresh: Fresh) -> bool:
+        if effects.permutes:
+            return False  # pins never depend on positions
         relevant = self.pin_relevant
-        if isinstance(edit, DropCall | DeleteMessage | AppendCallCopy):
-            return relevant[edit.index]
-        if isinstance(edit, EditText):
-            return any(relevant[i] for i in edit.indices) or any(
-                self._pin_relevant(view) for _, _, view in fresh
-            )
-        if isinstance(edit, KeepInstructions):
-            kept = set(edit.kept)
-            return any(relevant[i] for i in range(edit.start, edit.stop) if i not in kept)
-        return False  # Swap, MoveToEnd: a permutation changes no pin's verdict
+        return (
+            any(relevant[i] for i in effects.deleted)
+            or any(relevant[i] for i in effects.rewritten)
+            or any(self._pin_relevant(view) for _, _, view in fresh)
+        )
 
-    def _retention(self, edit: Edit, loaded: Loaded, fresh: Fresh, severity: str) -> list[Violation]:
-        if self._keeps_skeleton(edit, fresh):
+    def _retention(self, effects: Effects, loaded: Loaded, fresh: Fresh) -> list[Violation]:
+        settings = self.retention_settings
+        if self._keeps_skeleton(effects, fresh):
             found = list(self.original_positional)
         else:
-            found = self._positional(loaded, severity)
+            found = self._positional(loaded)
         if not self.results_clean:
-            return found + retention_check.find(loaded, self.contract, self.result_facts, severity)
+            return found + _RETENTION.find(loaded, self.contract, self.result_facts, settings)
         if self.facts.results is None:
             return found
         new_results = [(p, message, view) for p, message, view in fresh if view.role == "tool"]
         if new_results:
             small = Loaded([message for _, message, _ in new_results],
-                           [view for _, _, view in new_results])
-            for violation in retention_check.find(small, self.contract, self.result_facts, severity):
+                           [view for _, _, view in new_results], loaded.format)
+            for violation in _RETENTION.find(small, self.contract, self.result_facts, settings):
                 assert violation.message_index is not None
                 found.append(replace(violation, message_index=new_results[violation.message_index][0]))
         return found
 
-    def _keeps_skeleton(self, edit: Edit, fresh: Fresh) -> bool:
+    def _keeps_skeleton(self, effects: Effects, fresh: Fresh) -> bool:
         """Whether the edit provably leaves the collapsed skeleton (module docstring) as is."""
         if not self.has_positional:
             return True
         symbols = self.skeleton
-        if isinstance(edit, DeleteMessage) or (isinstance(edit, DropCall) and edit.drops_message):
-            return self._lone_removable(edit.index)
-        if isinstance(edit, DropCall | AppendCallCopy | EditText):
-            # In-place edits keep positions: each new message replaces the one at its index.
+        if effects.deleted:
+            return (len(effects.deleted) == 1 and not (effects.rewritten or effects.permutes)
+                    and self._lone_removable(effects.deleted[0]))
+        if effects.rewritten and not (effects.moved_to_end or effects.swapped):
+            # In-place rewrites keep positions: each new message replaces the one at its index.
             return all(self._symbol(message, view) == symbols[position]
                        for position, message, view in fresh)
-        if isinstance(edit, Swap):
-            return symbols[edit.first] == symbols[edit.second] == _OTHER
-        if isinstance(edit, MoveToEnd):
-            return self._lone_removable(edit.index) and symbols[-1] == _OTHER
+        if effects.swapped is not None and not effects.moved_to_end:
+            first, second = effects.swapped
+            return symbols[first] == symbols[second] == _OTHER
+        if len(effects.moved_to_end) == 1 and effects.swapped is None:
+            return self._lone_removable(effects.moved_to_end[0]) and symbols[-1] == _OTHER
         return False
 
     def _lone_removable(self, index: int) -> bool:
@@ -242,7 +289,7 @@ class IncrementalEvaluator:
             or (index + 1 < len(symbols) and symbols[index + 1] == _OTHER))
 
     def _symbol(self, message: dict[str, Any], view: MessageView) -> int | bytes:
-        identity = message_identity(message)
+        identity = self.after.format.identity(message)
         if identity in self.anchors:
             return identity
         return _USER if view.role == "user" else _OTHER
@@ -250,8 +297,3 @@ class IncrementalEvaluator:
 
 _OTHER = 0
 _USER = 1
-
-
-def _settings(contract: Contract, module: ModuleType) -> CheckSettings:
-    settings: CheckSettings = getattr(contract, module.SETTINGS)
-    return settings

@@ -1,11 +1,13 @@
-"""The nine mutation operators, in frayproof's order (spec §5.2-5.3).
+"""The mutation operators, one `Operator` record each, registered in frayproof's order
+(spec §5.2-5.3). Adding an operator is one site finder and one record in `OPERATOR_TABLE`.
 
-Each operator reads a validated output snapshot (its raw wire dicts and their views) and
-returns one `Candidate` per eligible site: a label, a description and the `Edit` that would
-produce the mutant. Operators never build or modify message lists themselves, so the same
-candidates serve the copy-on-write fast path and the deep-copy reference path.
-Identical mutants of one operator are merged by `dedupe` (the key is supplied by the path that
-builds the mutants); an operator with no candidate yields one skip entry.
+A site finder reads a validated output snapshot (its neutral message dicts and their views)
+and returns one `Candidate` per eligible site: a label in the user's wire coordinates, a
+description and the `Edit` that would produce the mutant. Operators never build or modify
+message lists themselves, so the same candidates serve the copy-on-write fast path and the
+deep-copy reference path, and the edit's declared `effects` tell the incremental evaluator what
+it may skip. Identical mutants of one operator are merged by `dedupe` (the key is supplied by
+the path that builds the mutants); an operator with no candidate yields one skip entry.
 """
 
 from __future__ import annotations
@@ -33,43 +35,6 @@ from frayproof_audit.mutate.edits import (
 from frayproof_audit.prepared import BeforeFacts, closed_exchanges
 from frayproof_audit.snapshot import Loaded
 
-OPERATORS: tuple[str, ...] = (
-    "drop_tool_call",
-    "drop_tool_result",
-    "duplicate_tool_id",
-    "remove_pinned_text",
-    "swap_call_result",
-    "move_instruction",
-    "drop_latest_user",
-    "truncate_tool_result",
-    "drop_recent_exchange",
-)
-
-SKIP_REASONS: dict[str, str] = {
-    "drop_tool_call": "No answered assistant call with an id used only once in the output.",
-    "drop_tool_result": "No tool result whose id is called and answered only once in the output.",
-    "duplicate_tool_id": "No assistant tool call with an id in the output.",
-    "remove_pinned_text": "No activated text pin, role-pinned text or instruction text in the output.",
-    "swap_call_result": "No tool call followed by its result in the output.",
-    "move_instruction": "No instruction message with conversation after it in the output.",
-    "drop_latest_user": "No user message in the output.",
-    "truncate_tool_result": "No tool result with text longer than one character in the output.",
-    "drop_recent_exchange": "No closed user exchange in the output.",
-}
-
-SURVIVOR_HINTS: dict[str, str] = {
-    "drop_tool_call": "An orphaned result passed; enable tool_pairs so every result needs its call.",
-    "drop_tool_result": "An unanswered call passed; review tool_pairs and its trailing-pending allowance.",
-    "duplicate_tool_id": "A reused call id passed; enable unique_tool_ids.",
-    "remove_pinned_text": "Lost instruction or pinned text passed; add or strengthen content pins.",
-    "swap_call_result": "A result before its call passed; enable tool_pairs and structure.",
-    "move_instruction": "A moved instruction passed; tighten the structure.system_messages placement policy.",
-    "drop_latest_user": "Losing the latest user message passed; set retain.latest_user_message: exact.",
-    "truncate_tool_result": "A truncated result passed; set retain.tool_results: complete.",
-    "drop_recent_exchange": (
-        "Losing a whole exchange passed; set retain.recent_exchanges to the window you need."),
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -90,8 +55,9 @@ class Group:
     sites: tuple[str, ...]
 
 
-def site(index: int, position: int | None = None) -> str:
-    return f"after[{index}]" if position is None else f"after[{index}].tool_calls[{position}]"
+def site(after: Loaded, index: int, position: int | None = None) -> str:
+    """A message, or one call of it, of the output, in the user's wire coordinates."""
+    return after.site("after", index, position)
 
 
 def call_sites(after: Loaded) -> list[tuple[int, int, str]]:
@@ -121,7 +87,7 @@ def drop_tool_call(after: Loaded, contract: Contract, facts: BeforeFacts) -> lis
             has_content(view.content) or (view.refusal and view.refusal.strip())
         )
         found.append(Candidate("drop_tool_call", "Delete a tool call and keep its result.",
-                               index, site(index, position), DropCall(index, position, drops)))
+                               index, site(after, index, position), DropCall(index, position, drops)))
     return found
 
 
@@ -131,7 +97,7 @@ def drop_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
     results = Counter(view.tool_call_id for view in views if view.role == "tool")
     return [
         Candidate("drop_tool_result", "Delete a tool result and keep its call.",
-                  index, site(index), DeleteMessage(index))
+                  index, site(after, index), DeleteMessage(index))
         for index, view in enumerate(views)
         if view.role == "tool" and view.tool_call_id in called and results[view.tool_call_id] == 1
     ]
@@ -140,7 +106,7 @@ def drop_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
 def duplicate_tool_id(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
     return [
         Candidate("duplicate_tool_id", "Repeat a tool call with the same id in its message.",
-                  index, site(index, position), AppendCallCopy(index, position))
+                  index, site(after, index, position), AppendCallCopy(index, position))
         for index, position, _ in call_sites(after)
     ]
 
@@ -173,7 +139,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
                 if text is not None and after.identity(index) in protected:
                     found.append(Candidate(
                         "remove_pinned_text", f"Alter the message pinned by {pin.name!r}.",
-                        index, f"pin:{pin.name}@{site(index)}",
+                        index, f"pin:{pin.name}@{site(after, index)}",
                         EditText((index,), partial(_remove, literal=text))))
     if found:
         return found
@@ -185,7 +151,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
         if line is not None:
             found.append(Candidate(
                 "remove_pinned_text", "Delete instruction text (no pin selects any text).",
-                index, site(index), EditText((index,), partial(_remove, literal=line))))
+                index, site(after, index), EditText((index,), partial(_remove, literal=line))))
     return found
 
 
@@ -201,7 +167,7 @@ def swap_call_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
             results.setdefault(view.tool_call_id, []).append(index)
     return [
         Candidate("swap_call_result", "Put a tool result before its call.", result,
-                  f"{site(index, position)}->{site(result)}", Swap(index, result))
+                  f"{site(after, index, position)}->{site(after, result)}", Swap(index, result))
         for index, position, call_id in call_sites(after)
         for result in results.get(call_id, ())
         if result > index
@@ -216,7 +182,7 @@ def move_instruction(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
     )
     return [
         Candidate("move_instruction", "Move an instruction message behind the conversation.",
-                  index, site(index), MoveToEnd(index))
+                  index, site(after, index), MoveToEnd(index))
         for index, view in enumerate(views[:max(last_other, 0)])
         if view.role in INSTRUCTION_ROLES
     ]
@@ -227,13 +193,13 @@ def drop_latest_user(after: Loaded, contract: Contract, facts: BeforeFacts) -> l
     if index is None:
         return []
     return [Candidate("drop_latest_user", "Delete the latest user message.",
-                      index, site(index), DeleteMessage(index))]
+                      index, site(after, index), DeleteMessage(index))]
 
 
 def truncate_tool_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
     return [
         Candidate("truncate_tool_result", "Cut a tool result's text in half, keeping its id.",
-                  index, site(index), EditText((index,), truncate_half))
+                  index, site(after, index), EditText((index,), truncate_half))
         for index, view in enumerate(after.views)
         if view.role == "tool" and any(len(part) > 1 for part in text_parts(view.content))
     ]
@@ -244,26 +210,83 @@ def drop_recent_exchange(after: Loaded, contract: Contract, facts: BeforeFacts) 
     return [
         Candidate(
             "drop_recent_exchange", "Delete a closed exchange with its calls and results.",
-            start, f"after[{start}:{stop}]",
+            start, after.span_site("after", start, stop),
             KeepInstructions(start, stop, tuple(
                 k for k in range(start, stop) if views[k].role in INSTRUCTION_ROLES)))
         for start, stop in closed_exchanges([view.role for view in views])
     ]
 
 
-Operator = Callable[[Loaded, Contract, BeforeFacts], list[Candidate]]
+SiteFinder = Callable[[Loaded, Contract, BeforeFacts], list[Candidate]]
 
-OPERATOR_FUNCTIONS: dict[str, Operator] = {
-    "drop_tool_call": drop_tool_call,
-    "drop_tool_result": drop_tool_result,
-    "duplicate_tool_id": duplicate_tool_id,
-    "remove_pinned_text": remove_pinned_text,
-    "swap_call_result": swap_call_result,
-    "move_instruction": move_instruction,
-    "drop_latest_user": drop_latest_user,
-    "truncate_tool_result": truncate_tool_result,
-    "drop_recent_exchange": drop_recent_exchange,
-}
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """A registered fault: its name, what it does, why it may not apply, what a survivor of
+    it means for the contract, and the function that finds its sites."""
+
+    name: str
+    label: str
+    skip_reason: str
+    survivor_hint: str
+    find_sites: SiteFinder
+
+
+OPERATOR_TABLE: tuple[Operator, ...] = (
+    Operator(
+        "drop_tool_call", "Delete a tool call and keep its result.",
+        "No answered assistant call with an id used only once in the output.",
+        "An orphaned result passed; enable tool_pairs so every result needs its call.",
+        drop_tool_call),
+    Operator(
+        "drop_tool_result", "Delete a tool result and keep its call.",
+        "No tool result whose id is called and answered only once in the output.",
+        "An unanswered call passed; review tool_pairs and its trailing-pending allowance.",
+        drop_tool_result),
+    Operator(
+        "duplicate_tool_id", "Repeat a tool call with the same id in its message.",
+        "No assistant tool call with an id in the output.",
+        "A reused call id passed; enable unique_tool_ids.",
+        duplicate_tool_id),
+    Operator(
+        "remove_pinned_text", "Delete pinned or instruction text.",
+        "No activated text pin, role-pinned text or instruction text in the output.",
+        "Lost instruction or pinned text passed; add or strengthen content pins.",
+        remove_pinned_text),
+    Operator(
+        "swap_call_result", "Put a tool result before its call.",
+        "No tool call followed by its result in the output.",
+        "A result before its call passed; enable tool_pairs and structure.",
+        swap_call_result),
+    Operator(
+        "move_instruction", "Move an instruction message behind the conversation.",
+        "No instruction message with conversation after it in the output.",
+        "A moved instruction passed; tighten the structure.system_messages placement policy.",
+        move_instruction),
+    Operator(
+        "drop_latest_user", "Delete the latest user message.",
+        "No user message in the output.",
+        "Losing the latest user message passed; set retain.latest_user_message: exact.",
+        drop_latest_user),
+    Operator(
+        "truncate_tool_result", "Cut a tool result's text in half, keeping its id.",
+        "No tool result with text longer than one character in the output.",
+        "A truncated result passed; set retain.tool_results: complete.",
+        truncate_tool_result),
+    Operator(
+        "drop_recent_exchange", "Delete a closed exchange with its calls and results.",
+        "No closed user exchange in the output.",
+        "Losing a whole exchange passed; set retain.recent_exchanges to the window you need.",
+        drop_recent_exchange),
+)
+"""Every operator, in frayproof's order (the order of reports and tables)."""
+
+OPERATORS: tuple[str, ...] = tuple(operator.name for operator in OPERATOR_TABLE)
+_BY_NAME = {operator.name: operator for operator in OPERATOR_TABLE}
+
+
+def get_operator(name: str) -> Operator:
+    return _BY_NAME[name]
 
 
 def select_operators(names: Sequence[str] | None) -> tuple[str, ...]:
@@ -272,7 +295,7 @@ def select_operators(names: Sequence[str] | None) -> tuple[str, ...]:
         return OPERATORS
     chosen = set()
     for name in names:
-        if name not in OPERATOR_FUNCTIONS:
+        if name not in _BY_NAME:
             raise InputError(
                 f"Unknown mutation operator {name!r} (choose from {', '.join(OPERATORS)})")
         chosen.add(name)

@@ -27,16 +27,15 @@ from typing import Any
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.engine import evaluate
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import Format
 from frayproof_audit.jsonio import MAX_DEPTH
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import (
-    OPERATOR_FUNCTIONS,
-    SKIP_REASONS,
-    SURVIVOR_HINTS,
     Candidate,
     Group,
     dedupe,
+    get_operator,
     select_operators,
 )
 from frayproof_audit.mutate.report import (
@@ -48,7 +47,14 @@ from frayproof_audit.mutate.report import (
 )
 from frayproof_audit.prepared import BeforeFacts, prepare_before
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, load_file, load_list, load_wire
+from frayproof_audit.snapshot import (
+    FormatLike,
+    Loaded,
+    load_file,
+    load_list,
+    load_wire,
+    resolve_format,
+)
 
 Target = Callable[[list[Any]], Any]
 
@@ -67,17 +73,18 @@ class MutationInput:
     before: Loaded
 
 
-def load_mutation_input(source: Any) -> MutationInput:
-    """A message list or a JSON file path; a neutral `Snapshot` has no raw form to mutate."""
+def load_mutation_input(source: Any, fmt: FormatLike = None) -> MutationInput:
+    """A message list or a JSON file path, read in `fmt` (default `openai`); a neutral
+    `Snapshot` has no raw form to mutate."""
     if isinstance(source, MutationInput):
         return source
     if isinstance(source, Snapshot):
         raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
     if isinstance(source, str | os.PathLike):
-        loaded = load_file(source)
+        loaded = load_file(source, fmt)
         return MutationInput(loaded.wire, loaded)
     if type(source) is list:
-        return MutationInput(source, load_plain(source))
+        return MutationInput(source, load_plain(source, fmt))
     raise InputError("Mutation input must be a message list or a JSON file path")
 
 
@@ -89,15 +96,17 @@ def run_mutations(
     after: Any = None,
     operators: Sequence[str] | None = None,
     verify: bool = False,
+    input_format: FormatLike = None,
 ) -> MutationReport:
     """Mutation-test `contract` on one output: the target's (run once) or a logged `after`.
 
-    Raises `InputError` for bad input, a bad contract, a failing or async target (use
+    Input and output are read in `input_format`, else the contract's `format`. Raises
+    `InputError` for bad input, a bad contract, a failing or async target (use
     `run_mutations_async`) and an output that is not a valid message list.
     """
-    job = _prepare(input, target, contract, after, operators)
+    job = _prepare(input, target, contract, after, operators, input_format)
     if target is None:
-        raw, loaded = _load_after(after)
+        raw, loaded = _load_after(after, job.format)
     else:
         try:
             output = target(deepcopy(job.input.raw))
@@ -107,7 +116,7 @@ def run_mutations(
             if inspect.iscoroutine(output):
                 output.close()
             raise InputError("The target is async: use run_mutations_async (the CLI awaits it)")
-        raw, loaded = _load_output(output)
+        raw, loaded = _load_output(output, job.format)
     return job.run(raw, loaded, verify)
 
 
@@ -119,11 +128,12 @@ async def run_mutations_async(
     after: Any = None,
     operators: Sequence[str] | None = None,
     verify: bool = False,
+    input_format: FormatLike = None,
 ) -> MutationReport:
     """`run_mutations` for async targets (sync targets are accepted too)."""
-    job = _prepare(input, target, contract, after, operators)
+    job = _prepare(input, target, contract, after, operators, input_format)
     if target is None:
-        raw, loaded = _load_after(after)
+        raw, loaded = _load_after(after, job.format)
     else:
         try:
             output = target(deepcopy(job.input.raw))
@@ -131,7 +141,7 @@ async def run_mutations_async(
                 output = await output
         except Exception as exc:
             raise _failed(exc) from exc
-        raw, loaded = _load_output(output)
+        raw, loaded = _load_output(output, job.format)
     return job.run(raw, loaded, verify)
 
 
@@ -179,7 +189,7 @@ def build_mutants(
     facts = prepare_before(before, contract)
     found: list[BuiltMutant] = []
     for name in select_operators(operators):
-        candidates = OPERATOR_FUNCTIONS[name](after, contract, facts)
+        candidates = get_operator(name).find_sites(after, contract, facts)
         for group, messages in reference_mutants(after.wire, candidates):
             first = group.first
             found.append(BuiltMutant(name, first.description, first.message_index, group.sites,
@@ -196,6 +206,7 @@ class _Job:
     contract: Contract
     operators: tuple[str, ...]
     facts: BeforeFacts
+    format: Format
 
     def run(self, raw: list[Any], after: Loaded, verify: bool) -> MutationReport:
         baseline = evaluate(after, self.contract, self.facts)
@@ -203,7 +214,8 @@ class _Job:
 
 
 def _prepare(
-    source: Any, target: Target | None, contract: Any, after: Any, operators: Sequence[str] | None
+    source: Any, target: Target | None, contract: Any, after: Any, operators: Sequence[str] | None,
+    input_format: FormatLike,
 ) -> _Job:
     if (target is None) == (after is None):
         raise InputError("Give exactly one of a target to run or a logged after snapshot")
@@ -211,30 +223,33 @@ def _prepare(
         raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
     chosen = select_operators(operators)
     resolved = load_contract(contract)
-    prepared = load_mutation_input(source)
-    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved))
+    fmt = resolve_format(input_format or resolved.format)
+    prepared = load_mutation_input(source, fmt)
+    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt)
 
 
 def _failed(exc: Exception) -> InputError:
     return InputError(f"Transformation failed: {type(exc).__name__}: {exc}")
 
 
-def _load_after(after: Any) -> tuple[list[Any], Loaded]:
+def _load_after(after: Any, fmt: Format) -> tuple[list[Any], Loaded]:
     if isinstance(after, Snapshot):
         raise InputError("A logged after snapshot must be a message list or a JSON file path")
     if isinstance(after, str | os.PathLike):
-        loaded = load_file(after)
+        loaded = load_file(after, fmt)
         return loaded.wire, loaded
-    return _load_output(after, "A logged after snapshot")
+    return _load_output(after, fmt, "A logged after snapshot")
 
 
-def _load_output(output: Any, what: str = "The transformation output") -> tuple[list[Any], Loaded]:
+def _load_output(
+    output: Any, fmt: Format, what: str = "The transformation output"
+) -> tuple[list[Any], Loaded]:
     """Validate an output list. Mutants are built from its raw objects when they are plain
     JSON values, else from the detached JSON copy (tuples read as arrays, see docs)."""
     if not isinstance(output, list):
         raise InputError(f"{what} must be a list of message objects")
     raw = output if type(output) is list else list(output)
-    loaded = load_plain(raw)
+    loaded = load_plain(raw, fmt)
     return loaded.wire, loaded
 
 
@@ -264,12 +279,12 @@ def is_plain_json(value: Any) -> bool:
     return True
 
 
-def load_plain(messages: list[Any]) -> Loaded:
+def load_plain(messages: list[Any], fmt: FormatLike = None) -> Loaded:
     """`load_list` without the copy when the list is plain JSON (mutation never edits its
     inputs, and every fact kept from them is immutable); anything else takes `load_list`."""
     if type(messages) is list and is_plain_json(messages):
-        return load_wire(messages)
-    return load_list(messages)
+        return load_wire(messages, fmt)
+    return load_list(messages, fmt)
 
 
 def _mutate(
@@ -278,10 +293,11 @@ def _mutate(
 ) -> MutationReport:
     if not baseline.passed:
         return MutationReport(baseline)
-    groups = [(name, OPERATOR_FUNCTIONS[name](after, contract, facts)) for name in chosen]
+    groups = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
     fast_ok = not shares_mutable_objects(raw)
     if verify or not fast_ok:
-        reference = MutationReport(baseline, _reference_outcomes(raw, contract, facts, groups))
+        reference = MutationReport(
+            baseline, _reference_outcomes(raw, after.format, contract, facts, groups))
         if verify and fast_ok:
             fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups))
             if fast != reference:
@@ -313,7 +329,7 @@ def _fast_outcomes(
 
 
 def _reference_outcomes(
-    raw: list[Any], contract: Contract, facts: BeforeFacts, groups: Groups
+    raw: list[Any], fmt: Format, contract: Contract, facts: BeforeFacts, groups: Groups
 ) -> tuple[MutantOutcome, ...]:
     """frayproof's way: every mutant loaded afresh (`load_list`: copied and validated) and
     judged by every enabled check from scratch, against the same before facts."""
@@ -323,7 +339,7 @@ def _reference_outcomes(
             outcomes.append(_skip(name))
             continue
         for group, mutant in reference_mutants(raw, candidates):
-            outcomes.append(_outcome(group, evaluate(load_list(mutant), contract, facts)))
+            outcomes.append(_outcome(group, evaluate(load_list(mutant, fmt), contract, facts)))
     return tuple(outcomes)
 
 
@@ -352,7 +368,7 @@ def reference_mutants(
 
 
 def _skip(name: str) -> MutantOutcome:
-    reason = SKIP_REASONS[name]
+    reason = get_operator(name).skip_reason
     return MutantOutcome(name, reason, SKIPPED, None, (), reason)
 
 
@@ -363,7 +379,7 @@ def _outcome(group: Group, report: Report) -> MutantOutcome:
         return MutantOutcome(first.operator, first.description, CAUGHT, first.message_index,
                              group.sites, f"Rejected by {', '.join(checks)}.", checks, report)
     return MutantOutcome(first.operator, first.description, SURVIVED, first.message_index,
-                         group.sites, SURVIVOR_HINTS[first.operator], (), report)
+                         group.sites, get_operator(first.operator).survivor_hint, (), report)
 
 
 def _first_difference(fast: MutationReport, reference: MutationReport) -> str:

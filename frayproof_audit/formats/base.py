@@ -1,0 +1,48 @@
+"""What an input format is: the one place that knows a wire format's own fields.
+
+A format turns one wire snapshot (a parsed JSON message list) into the neutral `Loaded` model
+the checks read, computes message identities, and says where a neutral position lives in the
+user's own data (`after[4]`, `after[4].tool_calls[1]`, a block index for formats whose
+messages hold blocks). Checks, operators and the corpus never look at wire fields; they see
+`MessageView`s and the neutral message dicts of `model`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from frayproof_audit.loaded import Loaded, MessageView, Origin
+
+__all__ = ["Format", "Origin"]
+
+
+class Format(Protocol):
+    """An input format. One module per format under `formats/`, one line in the registry."""
+
+    @property
+    def name(self) -> str: ...
+
+    def load(self, messages: list[Any]) -> Loaded:
+        """Validate a freshly parsed list (plain JSON values, not shared with the caller).
+        Raises `InputError` naming the message and field."""
+        ...
+
+    def load_copy(self, messages: list[Any]) -> Loaded:
+        """Like `load`, for a list the caller still owns: validated on a detached copy."""
+        ...
+
+    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
+        """Views of neutral message dicts (mutants' new messages)."""
+        ...
+
+    def identity(self, message: dict[str, Any]) -> bytes:
+        """Canonical bytes of a neutral message: equal bytes ⇔ the same message."""
+        ...
+
+    def site(self, snapshot: str, origin: Origin, call: int | None = None) -> str:
+        """A position in the user's wire data: a message, or one call of it."""
+        ...
+
+    def span(self, snapshot: str, first: Origin, last: Origin) -> str:
+        """The wire messages from `first` to `last`, both included."""
+        ...

@@ -1,0 +1,184 @@
+"""OpenAI Chat Completions: the `openai` format (frayproof's, spec §1), and the default.
+
+Chat Completions messages are already in the neutral model's shape, so loading is validation
+only: the parsed dicts become the neutral messages as they are (no copy), and message i is wire
+message i. What is an input error and what is left for the checks to report follows frayproof
+exactly, except that `role: null` is treated like a missing role (a structure violation), so
+the two spellings of "no role" are the same kind of problem.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from frayproof_audit.errors import InputError
+from frayproof_audit.jsonio import canonical, plain_copy
+from frayproof_audit.loaded import CallView, Loaded, MessageView, Origin
+from frayproof_audit.model import MODELLED_FIELDS
+
+OPTIONAL_NULL_KEYS = ("name", "audio", "annotations", "function_call")
+"""Message-level keys whose explicit null means the same as leaving the key out."""
+
+
+class OpenAIChat:
+    """The `openai` format: Chat Completions message lists."""
+
+    name = "openai"
+
+    def load(self, messages: list[Any]) -> Loaded:
+        return Loaded(messages, self.views(messages), self)
+
+    def load_copy(self, messages: list[Any]) -> Loaded:
+        """List and dict subclasses are accepted, as frayproof accepts them; the copy is plain."""
+        detached: list[Any] = []
+        views: list[MessageView] = []
+        for index, message in enumerate(messages):
+            if not isinstance(message, dict):
+                raise _fail(index, "", "must be an object")
+            # Wrapped in a list so the depth limit counts the outer array, as it does in a file.
+            copied = plain_copy([message], functools.partial(_fail, index, ""))[0]
+            views.append(_view(copied, index))
+            detached.append(copied)
+        return Loaded(detached, views, self)
+
+    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
+        return [_view(message, index) for index, message in enumerate(messages)]
+
+    def identity(self, message: dict[str, Any]) -> bytes:
+        return message_identity(message)
+
+    def site(self, snapshot: str, origin: Origin, call: int | None = None) -> str:
+        where = f"{snapshot}[{origin.message}]"
+        return where if call is None else f"{where}.tool_calls[{call}]"
+
+    def span(self, snapshot: str, first: Origin, last: Origin) -> str:
+        return f"{snapshot}[{first.message}:{last.message + 1}]"
+
+
+OPENAI = OpenAIChat()
+
+
+def message_identity(message: dict[str, Any]) -> bytes:
+    """Canonical JSON of the normalized wire form: equal bytes ⇔ identical messages."""
+    form = {
+        key: value
+        for key, value in message.items()
+        if key not in MODELLED_FIELDS and not (value is None and key in OPTIONAL_NULL_KEYS)
+    }
+    form["role"] = message.get("role") or ""
+    form["content"] = message.get("content")
+    calls = message.get("tool_calls")
+    if calls:
+        form["tool_calls"] = [_call_form(call) for call in calls]
+    for key in ("tool_call_id", "refusal"):
+        value = message.get(key)
+        if value is not None:
+            form[key] = value
+    return canonical(form)
+
+
+def _call_form(call: dict[str, Any]) -> dict[str, Any]:
+    function = call.get("function") or {}
+    return {
+        **call,
+        "id": call.get("id", ""),
+        "type": call.get("type", ""),
+        "function": {
+            **function,
+            "name": function.get("name", ""),
+            "arguments": function.get("arguments", ""),
+        },
+    }
+
+
+def _fail(index: int, where: str, problem: str) -> InputError:
+    return InputError(f"messages[{index}]{where} {problem}")
+
+
+_new_view = functools.partial(tuple.__new__, MessageView)
+_new_call = functools.partial(tuple.__new__, CallView)
+
+
+def _view(message: Any, index: int) -> MessageView:
+    """Validate one message (spec §1.3 steps 3–7) and return what the checks read.
+
+    The common shapes (plain strings, no calls) are settled with a few type tests; anything
+    else goes through the detailed checks that name the offending field.
+    """
+    if type(message) is not dict:
+        raise _fail(index, "", "must be an object")
+    get = message.get
+    role = get("role")
+    content = get("content")
+    raw_calls = get("tool_calls")
+    tool_call_id = get("tool_call_id")
+    refusal = get("refusal")
+    if role is None:
+        role = ""
+    elif type(role) is not str:
+        raise _fail(index, ".role", "must be a string")
+    if content is not None and type(content) is not str:
+        _check_blocks(content, index)
+    calls: tuple[CallView, ...] = ()
+    if raw_calls is not None:
+        if type(raw_calls) is not list:
+            raise _fail(index, ".tool_calls", "must be an array or null")
+        if raw_calls:
+            calls = tuple([_call_view(call, index, position) for position, call in enumerate(raw_calls)])
+    if tool_call_id is not None and type(tool_call_id) is not str:
+        raise _fail(index, ".tool_call_id", "must be a string or null")
+    if refusal is not None and type(refusal) is not str:
+        raise _fail(index, ".refusal", "must be a string or null")
+    return _new_view((role, content, calls, tool_call_id, refusal))
+
+
+def _check_blocks(content: Any, index: int) -> None:
+    if type(content) is not list:
+        raise _fail(index, ".content", "must be a string, an array of objects, or null")
+    for position, block in enumerate(content):
+        if type(block) is not dict:
+            raise _fail(index, f".content[{position}]", "must be an object")
+        if "type" in block and type(block["type"]) is not str:
+            raise _fail(index, f".content[{position}].type", "must be a string")
+
+
+def _call_view(call: Any, index: int, position: int) -> CallView:
+    if type(call) is dict:
+        function = call.get("function", _EMPTY)
+        if type(function) is dict:
+            call_id = call.get("id", "")
+            name = function.get("name", "")
+            call_type = call.get("type", "")
+            if (
+                type(call_id) is str
+                and type(name) is str
+                and type(call_type) is str
+                and type(function.get("arguments", "")) is str
+            ):
+                return _new_call((call_id, name, call_type))
+    raise _call_problem(call, index, position)
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _call_problem(call: Any, index: int, position: int) -> InputError:
+    """The first problem of a call that failed the fast shape test, in frayproof's order."""
+    where = f".tool_calls[{position}]"
+    if type(call) is not dict:
+        return _fail(index, where, "must be an object")
+    function = call.get("function", {})
+    if type(function) is not dict:
+        return _fail(index, f"{where}.function", "must be an object")
+    for value, field in (
+        (call.get("id", ""), ".id"),
+        (function.get("name", ""), ".function.name"),
+        (function.get("arguments", ""), ".function.arguments"),
+        (call.get("type", ""), ".type"),
+    ):
+        if type(value) is not str:
+            return _fail(index, f"{where}{field}", "must be a string")
+    raise AssertionError("unreachable: the call passed every test")  # pragma: no cover
+
+

@@ -1,0 +1,100 @@
+"""`Loaded`: a validated snapshot in the neutral model, as every check and operator reads it.
+
+It holds the neutral message dicts (Chat-Completions-shaped, see `model`; for the `openai`
+format they are the parsed wire dicts themselves, never copied), one `MessageView` per message,
+identities computed on first use, the format that read it, and where each neutral message sits
+in the user's wire data (`origins`; None when message i is wire message i).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from frayproof_audit.formats.base import Format
+
+
+class Origin(NamedTuple):
+    """Where a neutral message came from: the wire message's index and, for formats that
+    split one wire message into several neutral ones, the block index inside it."""
+
+    message: int
+    block: int | None = None
+
+
+class CallView(NamedTuple):
+    """What the checks need of one tool call."""
+
+    id: str
+    name: str
+    type: str
+
+
+class MessageView(NamedTuple):
+    """What the checks need of one message; absent fields already normalized."""
+
+    role: str
+    content: str | list[Any] | None
+    calls: tuple[CallView, ...]
+    tool_call_id: str | None
+    refusal: str | None
+
+
+class Loaded:
+    """A validated snapshot: neutral message dicts, a view per message, identities cached."""
+
+    __slots__ = ("_identities", "format", "origins", "views", "wire")
+
+    def __init__(
+        self,
+        wire: list[dict[str, Any]],
+        views: list[MessageView],
+        fmt: Format,
+        identities: list[bytes | None] | None = None,
+        origins: tuple[Origin, ...] | None = None,
+    ) -> None:
+        self.wire = wire
+        self.views = views
+        self.format = fmt
+        self.origins = origins
+        self._identities: list[bytes | None] = (
+            identities if identities is not None else [None] * len(wire)
+        )
+
+    def known_identity(self, index: int) -> bytes | None:
+        """The identity if already computed (lets derived snapshots reuse it)."""
+        return self._identities[index]
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+    def identity(self, index: int) -> bytes:
+        """Canonical identity of message `index` (spec §1.5), computed on first use."""
+        found = self._identities[index]
+        if found is None:
+            found = self.format.identity(self.wire[index])
+            self._identities[index] = found
+        return found
+
+    def last_index(self, role: str) -> int | None:
+        """Index of the last message with `role`, or None."""
+        views = self.views
+        for index in range(len(views) - 1, -1, -1):
+            if views[index].role == role:
+                return index
+        return None
+
+    def origin(self, index: int) -> Origin:
+        """Where neutral message `index` sits in the wire data."""
+        return Origin(index) if self.origins is None else self.origins[index]
+
+    def wire_index(self, index: int) -> int:
+        return index if self.origins is None else self.origins[index].message
+
+    def site(self, snapshot: str, index: int, call: int | None = None) -> str:
+        """`after[4]`, `after[4].tool_calls[1]`, ... in the user's own coordinates."""
+        return self.format.site(snapshot, self.origin(index), call)
+
+    def span_site(self, snapshot: str, start: int, stop: int) -> str:
+        """The messages [start, stop) (stop > start), e.g. `after[3:7]`."""
+        return self.format.span(snapshot, self.origin(start), self.origin(stop - 1))
