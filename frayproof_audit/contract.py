@@ -18,7 +18,7 @@ import yaml
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats import FORMAT_NAMES
+from frayproof_audit.formats import FORMATS
 from frayproof_audit.model import ROLES
 
 
@@ -194,8 +194,8 @@ def _build(document: Any, text: str) -> Contract:
     if type(version) is not int or version != 1:
         raise _Schema("version: must be the integer 1")
     fmt = document.get("format", "openai")
-    if type(fmt) is not str or fmt not in FORMAT_NAMES:
-        raise _Schema(f"format: must be {_one_of(FORMAT_NAMES)}")
+    if type(fmt) is not str or fmt not in FORMATS:
+        raise _Schema(f"format: must be {_one_of(tuple(FORMATS))}")
     checks = document.get("checks", {})
     if type(checks) is not dict:
         raise _Schema("checks: must be a mapping")

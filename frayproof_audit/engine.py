@@ -6,6 +6,7 @@ order for its five; checks that compare against the before snapshot run only whe
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from frayproof_audit.checks import CHECKS
@@ -30,7 +31,8 @@ def validate(messages: Any, contract: Any = None, *, input_format: Format | str 
                 and active is not None and active(resolved)):
             raise InputError(
                 f"The contract has {registered.asks_for}, which need a before snapshot: use check")
-    return evaluate(load_source(messages, input_format or resolved.format), resolved, None)
+    loaded = load_source(messages, input_format or resolved.format)
+    return localize(evaluate(loaded, resolved, None), loaded, None)
 
 
 def check(
@@ -48,7 +50,24 @@ def check(
 
 
 def check_loaded(before: Loaded, after: Loaded, contract: Contract) -> Report:
-    return evaluate(after, contract, prepare_before(before, contract))
+    """Check a loaded pair; findings point at wire messages (see `localize`)."""
+    return localize(evaluate(after, contract, prepare_before(before, contract)), after, before)
+
+
+def localize(report: Report, after: Loaded, before: Loaded | None) -> Report:
+    """Findings with their message index in the user's wire data rather than the neutral
+    model's, for formats that split a wire message into several neutral ones (a no-op for
+    `openai`, where both are the same)."""
+    if after.origins is None and (before is None or before.origins is None):
+        return report
+    return Report(tuple(_localized(v, after, before) for v in report.violations))
+
+
+def _localized(violation: Violation, after: Loaded, before: Loaded | None) -> Violation:
+    snapshot = after if violation.snapshot == "after" else before
+    if violation.message_index is None or snapshot is None or snapshot.origins is None:
+        return violation
+    return replace(violation, message_index=snapshot.wire_index(violation.message_index))
 
 
 def evaluate(after: Loaded, contract: Contract, before: BeforeFacts | None) -> Report:

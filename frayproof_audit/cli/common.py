@@ -8,9 +8,20 @@ from typing import Any, NoReturn
 
 import click
 
+from frayproof_audit.formats import FORMAT_NAMES
 from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
 
 FORMAT_CHOICE = click.Choice(["text", "json"], case_sensitive=True)
+
+
+def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--input-format",
+        "input_format",
+        type=click.Choice(FORMAT_NAMES, case_sensitive=True),
+        default=None,
+        help="Wire format of the snapshots (default: the contract's `format`, else openai).",
+    )(function)
 
 
 def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:

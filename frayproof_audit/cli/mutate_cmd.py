@@ -6,7 +6,12 @@ import sys
 
 import click
 
-from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.cli.common import (
+    contract_option,
+    fail_input,
+    format_option,
+    input_format_option,
+)
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
@@ -28,6 +33,7 @@ def _operator_list(text: str | None) -> tuple[str, ...] | None:
 @click.option("--after", "after_path", default=None, type=click.Path(),
               help="JSON file with a logged output of the transformation; no code is run.")
 @contract_option
+@input_format_option
 @format_option
 @click.option("--operators", "operators", default=None, metavar="A,B",
               help=f"Comma-separated operators to run (default all): {', '.join(OPERATORS)}.")
@@ -35,8 +41,8 @@ def _operator_list(text: str | None) -> tuple[str, ...] | None:
               help="Also recheck every mutant from scratch (slow) and fail loudly if the fast "
                    "path disagrees.")
 def mutate_command(input_path: str, target: str | None, after_path: str | None,
-                   contract: str | None, output_format: str, operators: str | None,
-                   verify: bool) -> None:
+                   contract: str | None, input_format: str | None, output_format: str,
+                   operators: str | None, verify: bool) -> None:
     """Corrupt the real output at every eligible site with nine fault operators and report
     which corruptions the contract catches.
 
@@ -55,7 +61,7 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
         raise click.UsageError("Give exactly one of --target or --after.")
     request = MutateRequest(input=input_path, target=target, after=after_path,
                             contract=contract, operators=_operator_list(operators),
-                            verify=verify)
+                            verify=verify, input_format=input_format)
     try:
         report = run_request(request)
     except InputError as exc:

@@ -6,7 +6,12 @@ import sys
 
 import click
 
-from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.cli.common import (
+    contract_option,
+    fail_input,
+    format_option,
+    input_format_option,
+)
 from frayproof_audit.engine import check, validate
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import Report
@@ -19,10 +24,13 @@ def _render(report: Report, output_format: str) -> None:
 
 @click.command("validate")
 @click.option("--snapshot", "snapshot", required=True, type=click.Path(),
-              help="JSON file holding one message list (OpenAI Chat Completions format).")
+              help="JSON file holding one message list (see --input-format).")
 @contract_option
+@input_format_option
 @format_option
-def validate_command(snapshot: str, contract: str | None, output_format: str) -> None:
+def validate_command(
+    snapshot: str, contract: str | None, input_format: str | None, output_format: str
+) -> None:
     """Check one snapshot: tool-call pairing, unique ids and structure.
 
     \b
@@ -30,7 +38,7 @@ def validate_command(snapshot: str, contract: str | None, output_format: str) ->
         frayproof-audit validate --snapshot fixtures/clean_session.json
     """
     try:
-        report = validate(snapshot, contract)
+        report = validate(snapshot, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
     _render(report, output_format)
@@ -42,8 +50,11 @@ def validate_command(snapshot: str, contract: str | None, output_format: str) ->
 @click.option("--after", "after", required=True, type=click.Path(),
               help="JSON file with the message list the transformation produced.")
 @contract_option
+@input_format_option
 @format_option
-def check_command(before: str, after: str, contract: str | None, output_format: str) -> None:
+def check_command(
+    before: str, after: str, contract: str | None, input_format: str | None, output_format: str
+) -> None:
     """Check a before/after pair: the after snapshot, pins and retention rules.
 
     \b
@@ -52,7 +63,7 @@ def check_command(before: str, after: str, contract: str | None, output_format: 
             --after fixtures/dropped_constraint.json --contract examples/contract.yaml
     """
     try:
-        report = check(before, after, contract)
+        report = check(before, after, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
     _render(report, output_format)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.engine import evaluate
+from frayproof_audit.engine import evaluate, localize
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
 from frayproof_audit.jsonio import MAX_DEPTH
@@ -163,7 +163,7 @@ def mutate_pair(
     chosen = select_operators(operators)
     facts = prepare_before(before, contract)
     if baseline is None:
-        baseline = evaluate(after, contract, facts)
+        baseline = localize(evaluate(after, contract, facts), after, before)
     return _mutate(after.wire, after, contract, facts, baseline, chosen, verify)
 
 
@@ -209,7 +209,7 @@ class _Job:
     format: Format
 
     def run(self, raw: list[Any], after: Loaded, verify: bool) -> MutationReport:
-        baseline = evaluate(after, self.contract, self.facts)
+        baseline = localize(evaluate(after, self.contract, self.facts), after, self.input.before)
         return _mutate(raw, after, self.contract, self.facts, baseline, self.operators, verify)
 
 
@@ -331,15 +331,15 @@ def _fast_outcomes(
 def _reference_outcomes(
     raw: list[Any], fmt: Format, contract: Contract, facts: BeforeFacts, groups: Groups
 ) -> tuple[MutantOutcome, ...]:
-    """frayproof's way: every mutant loaded afresh (`load_list`: copied and validated) and
-    judged by every enabled check from scratch, against the same before facts."""
+    """frayproof's way: every mutant (a deep copy, neutral message dicts) validated afresh by
+    the format and judged by every enabled check from scratch, against the same before facts."""
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
         if not candidates:
             outcomes.append(_skip(name))
             continue
         for group, mutant in reference_mutants(raw, candidates):
-            outcomes.append(_outcome(group, evaluate(load_list(mutant, fmt), contract, facts)))
+            outcomes.append(_outcome(group, evaluate(Loaded(mutant, fmt.views(mutant), fmt), contract, facts)))
     return tuple(outcomes)
 
 

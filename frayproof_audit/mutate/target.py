@@ -31,6 +31,7 @@ from frayproof_audit.mutate.runner import (
     run_mutations,
     run_mutations_async,
 )
+from frayproof_audit.snapshot import resolve_format
 
 TARGET_FORMS = "path.py:function or package.module:function"
 
@@ -102,6 +103,8 @@ class MutateRequest:
     contract: str | None = None
     operators: tuple[str, ...] | None = None
     verify: bool = False
+    input_format: str | None = None
+    """Overrides the contract's `format` for the input and the output."""
 
 
 def run_request(request: MutateRequest) -> MutationReport:
@@ -115,13 +118,15 @@ def run_request(request: MutateRequest) -> MutationReport:
     spec = parse_target(request.target) if request.target is not None else None
     contract = load_contract(request.contract)
     operators = select_operators(request.operators)
-    prepared = load_mutation_input(request.input)
+    fmt = resolve_format(request.input_format or contract.format)
+    prepared = load_mutation_input(request.input, fmt)
     if spec is None:
         return run_mutations(prepared, contract=contract, after=request.after,
-                             operators=operators, verify=request.verify)
+                             operators=operators, verify=request.verify, input_format=fmt)
     with imported_target(spec) as function:
         if inspect.iscoroutinefunction(function):
             return asyncio.run(run_mutations_async(
-                prepared, function, contract, operators=operators, verify=request.verify))
+                prepared, function, contract, operators=operators, verify=request.verify,
+                input_format=fmt))
         return run_mutations(prepared, function, contract, operators=operators,
-                             verify=request.verify)
+                             verify=request.verify, input_format=fmt)
