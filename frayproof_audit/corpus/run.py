@@ -8,8 +8,6 @@ an input path is found before the first shard runs.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -37,12 +35,6 @@ from frayproof_audit.corpus.summary import (
 from frayproof_audit.corpus.tables import RUNS, SCHEMA_VERSION, file_metadata
 from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
 from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
-
-CRASH_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_CRASH"
-PAUSE_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_PAUSE"
-"""Test hooks: make a worker die (see `WorkerSettings.crash_hook`), or make the parent stop
-at `shards` (after the first shard is staged) or `commit` (files moved, `runs` row not yet
-written) so a test can kill it there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +113,6 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             max_record_bytes=config.max_record_bytes,
             staging_dir=str(stage.folder),
             inflight_dir=str(stage.inflight),
-            crash_hook=os.environ.get(CRASH_HOOK_ENV) or None,
         )
         collector = _Collector(stage, shards, contract, run_id, progress, clock)
         _execute(shards, settings, config, collector)
@@ -129,7 +120,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
         finished = datetime.now(UTC)
         summary = collector.summary(config, started, finished, time.perf_counter() - clock)
         row = _runs_row(config, summary, contract, started, finished, shards, stage.staged)
-        stage.commit(row, file_metadata("runs", run_id, contract.sha256), _pause)
+        stage.commit(row, file_metadata("runs", run_id, contract.sha256))
     except BaseException:
         stage.close()
         raise
@@ -144,13 +135,6 @@ def _check_mutation(operators: tuple[str, ...] | None) -> None:
     unknown = [name for name in operators or () if name not in OPERATORS]
     if unknown:
         raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
-
-
-def _pause(stage: str) -> None:
-    if os.environ.get(PAUSE_HOOK_ENV) == stage:
-        sys.stderr.write(f"frayproof-audit: test pause at {stage}\n")
-        sys.stderr.flush()
-        time.sleep(600)
 
 
 def _execute(
@@ -233,8 +217,6 @@ class _Collector:
         self.tally.add(result.tally)
         self.samples[result.ordinal] = result.tally.samples
         self._finish(shard)
-        if len(self.finished) == 1:
-            _pause("shards")
 
     def give_up(self, shard: Shard, reason: str) -> None:
         self.stage.discard(shard.ordinal)

@@ -187,7 +187,7 @@ class Stage:
             if table not in present:
                 self.accept(stage_shard(self.folder, self.run_id, 0, {table: {run_date: empty(table)}}, meta))
 
-    def commit(self, runs_row: pa.Table, meta: dict[str, str], pause: Callable[[str], None]) -> None:
+    def commit(self, runs_row: pa.Table, meta: dict[str, str]) -> None:
         """Publish the staged files and then the `runs` row, replacing any run of the same id."""
         with self._dataset_lock():
             runs_folder = self.out / RUNS
@@ -203,7 +203,6 @@ class Stage:
                 _fsync(source)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
-            pause("commit")
             temporary = runs_folder / f".{runs_name(self.run_id)}.tmp"
             write_parquet(runs_row, temporary, meta)
             _fsync(temporary)

@@ -29,9 +29,6 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded, load_wire
 
-CRASH_EXIT = 86
-"""Exit status of a worker killed by the test hook (`WorkerSettings.crash_hook`)."""
-
 
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
@@ -46,9 +43,6 @@ class WorkerSettings:
     max_record_bytes: int
     staging_dir: str
     inflight_dir: str | None = None
-    crash_hook: str | None = None
-    """Test hook: `SUBSTRING` kills the worker on every shard whose source contains it,
-    `once:SUBSTRING` only on the first attempt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +50,7 @@ class ShardTask:
     shard: Shard
     settings: WorkerSettings
     attempt: int = 1
+    """1, or 2 for the retry of a shard whose worker died."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +71,6 @@ class _ShardFailure(Exception):
 def audit_shard(task: ShardTask) -> ShardResult:
     marker = _mark(task)
     try:
-        _maybe_crash(task)
         auditor = _Auditor(task)
         auditor.run()
         settings = task.settings
@@ -106,16 +100,6 @@ def _mark(task: ShardTask) -> str | None:
 def _remove(marker: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(marker)
-
-
-def _maybe_crash(task: ShardTask) -> None:
-    hook = task.settings.crash_hook
-    if not hook:
-        return
-    once = hook.startswith("once:")
-    needle = hook[5:] if once else hook
-    if needle in task.shard.source.path and (not once or task.attempt == 1):
-        os._exit(CRASH_EXIT)
 
 
 class _Auditor:
