@@ -70,7 +70,7 @@ def pause_before_runs_row() -> None:
     write = store.write_parquet
 
     def pause_then_write(table: Any, path: Path, metadata: dict[str, str]) -> None:
-        if path.parent.name == store.RUNS:
+        if path.parent.name == store.RUNS_FOLDER:
             _pause("commit")
         write(table, path, metadata)
 

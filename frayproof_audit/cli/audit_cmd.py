@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.cli.common import contract_option, fail_input, format_option, parse_operator_list
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_RECORD_BYTES,
@@ -140,8 +140,7 @@ def audit_command(
             run_id=run_id,
             fields=_fields(config_file, field_specs),
             mutate=mutate,
-            operators=tuple(o.strip() for o in operators.split(",") if o.strip())
-            if operators is not None else None,
+            operators=parse_operator_list(operators),
             max_record_bytes=max_record_bytes,
             shard_bytes=shard_bytes,
             fail_on=fail_on,

@@ -15,7 +15,8 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.corpus.config import STATS_BY
-from frayproof_audit.corpus.read import committed_files, read_table
+from frayproof_audit.corpus.dataset_reader import committed_files, read_table
+from frayproof_audit.corpus.status import PairStatus
 from frayproof_audit.errors import InputError
 
 BY = STATS_BY
@@ -114,7 +115,7 @@ def compute_stats(out: str | os.PathLike[str], by: str | None = None) -> Stats:
     pair_key = pl.struct("run_id", "pair_id")
     checked = (
         read_table(out, "pairs")
-        .filter(pl.col("status").is_in(["pass", "fail"]))
+        .filter(pl.col("status").is_in([PairStatus.PASS.value, PairStatus.FAIL.value]))
         .group_by(keys or pl.lit(0).alias("_all"))
         .agg(pl.len().cast(pl.Int64).alias("pairs_checked"))
     )

@@ -18,9 +18,10 @@ import orjson
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.readers import Raw, read_shard
 from frayproof_audit.corpus.records import FieldReader, Meta, RecordProblem, parse_json_record
+from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
+from frayproof_audit.corpus.status import PairStatus
 from frayproof_audit.corpus.store import stage_shard
 from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
 from frayproof_audit.corpus.tally import Tally
@@ -183,12 +184,12 @@ class _Auditor:
             source_row=raw.row,
             session_id=meta.session_id if meta is not None else None,
             format=meta.format if meta is not None else None,
-            status="input_error",
+            status=PairStatus.INPUT_ERROR,
             input_error=reason,
             record_sha256=raw.sha256,
         )
         self.builders["pairs"].append(log_date, row)
-        self.tally.count_pair("input_error", row["compactor"])
+        self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"])
         self.tally.sample(reason)
 
     def _checked(
@@ -201,7 +202,7 @@ class _Auditor:
         after: Loaded,
     ) -> None:
         log_date, base = self._base(raw, meta)
-        status = "pass" if report.passed else "fail"
+        status = PairStatus.PASS if report.passed else PairStatus.FAIL
         pair = dict(
             base,
             source=self.shard.source.path,

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.store import RUNS, STAGING, committed_runs, runs_name
+from frayproof_audit.corpus.store import RUNS_FOLDER, STAGING, committed_runs, runs_name
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES
 from frayproof_audit.errors import InputError
 
@@ -27,8 +27,8 @@ def _check(out: str | os.PathLike[str], table: str) -> Path:
     folder = Path(out)
     if not folder.is_dir():
         raise DatasetError(f"'{out}' is not a folder")
-    if not (folder / RUNS).is_dir() and not (folder / STAGING).is_dir():
-        raise DatasetError(f"'{out}' is not an audit dataset (no {RUNS}/ folder)")
+    if not (folder / RUNS_FOLDER).is_dir() and not (folder / STAGING).is_dir():
+        raise DatasetError(f"'{out}' is not an audit dataset (no {RUNS_FOLDER}/ folder)")
     return folder
 
 
@@ -37,11 +37,11 @@ def committed_files(out: str | os.PathLike[str], table: str, runs: list[str] | N
     folder = _check(out, table)
     chosen = committed_runs(folder) if runs is None else runs
     if table == "runs":
-        return [str(folder / RUNS / runs_name(run_id)) for run_id in chosen]
+        return [str(folder / RUNS_FOLDER / runs_name(run_id)) for run_id in chosen]
     found: list[str] = []
     prefix = f"{table}/"
     for run_id in chosen:
-        path = folder / RUNS / runs_name(run_id)
+        path = folder / RUNS_FOLDER / runs_name(run_id)
         try:
             listed = pq.read_table(path, columns=["files"]).column("files")[0].as_py()
         except FileNotFoundError:
