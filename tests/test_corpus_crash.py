@@ -1,8 +1,10 @@
-"""Failure handling: a run killed with SIGKILL, a worker that dies once, a worker that always dies."""
+"""Failure handling: a run killed with SIGKILL, a worker that dies once, a worker that always dies.
+
+The faults come from `tests/fault_entry.py`: production code has no hooks for them.
+"""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -12,9 +14,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import frayproof_audit.corpus.run as corpus_run
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.run import CRASH_HOOK_ENV, PAUSE_HOOK_ENV
 from frayproof_audit.corpus.store import STAGING
+from tests.fault_entry import PAUSE_LINE, CrashOn
 from tests.helpers import REPO
 from tests.test_corpus_support import good_lines, write_contract, write_jsonl
 
@@ -22,17 +25,16 @@ DATA_TABLES = ("pairs", "findings", "mutants")
 
 
 def _start_and_kill(args: list[str], stage: str) -> None:
-    """Run the CLI in a subprocess, wait for the test pause at `stage`, then SIGKILL it."""
-    env = {**os.environ, PAUSE_HOOK_ENV: stage}
+    """Run the CLI in a subprocess that pauses at `stage`, wait for the pause, then SIGKILL it."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "frayproof_audit", *args],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "tests.fault_entry", stage, *args],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     try:
         assert process.stderr is not None
         seen = []
         for text in process.stderr:
-            if f"test pause at {stage}" in text:
+            if f"{PAUSE_LINE}{stage}" in text:
                 break
             seen.append(text)
         else:
@@ -101,15 +103,25 @@ def _crash_corpus(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "in", write_contract(tmp_path)
 
 
+def _crash_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, once: bool) -> Path:
+    """Make every worker die on the shards of crashy.jsonl; returns where the deaths are logged."""
+    deaths = tmp_path / "deaths"
+    deaths.mkdir()
+    monkeypatch.setattr(corpus_run, "audit_shard", CrashOn("crashy", str(deaths), once=once))
+    return deaths
+
+
 def test_a_worker_that_dies_once_is_retried_and_nothing_is_lost(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inputs, contract = _crash_corpus(tmp_path)
     clean = audit([str(inputs)], str(contract), str(tmp_path / "clean"), jobs=1, run_id="r",
                   shard_bytes=4000)
-    monkeypatch.setenv(CRASH_HOOK_ENV, "once:crashy")
+    deaths = _crash_on(tmp_path, monkeypatch, once=True)
     summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), jobs=2, run_id="r",
                     shard_bytes=4000)
+    died = sorted(p.name for p in deaths.iterdir())
+    assert died and all(name.endswith(".1") for name in died)  # first attempts died, retries did not
     assert summary.not_audited == ()
     assert summary.pairs == clean.pairs == 16
     for table in DATA_TABLES:
@@ -122,7 +134,7 @@ def test_a_worker_that_always_dies_is_reported_by_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     inputs, contract = _crash_corpus(tmp_path)
-    monkeypatch.setenv(CRASH_HOOK_ENV, "crashy")
+    deaths = _crash_on(tmp_path, monkeypatch, once=False)
     out = tmp_path / "out"
     summary = audit([str(inputs)], str(contract), str(out), jobs=2, run_id="r", shard_bytes=4000,
                     fail_on=("none",))
@@ -132,6 +144,7 @@ def test_a_worker_that_always_dies_is_reported_by_name(
     assert len(summary.not_audited) == 2
     assert sum(item.records or 0 for item in summary.not_audited) == 6
     assert all("died twice" in item.reason for item in summary.not_audited)
+    assert {p.name.split(".")[1] for p in deaths.iterdir()} == {"1", "2"}
     assert "NOT AUDITED" in summary.to_text() and crashy in summary.to_text()
     assert summary.exit_code == 0  # --fail-on none
     (run,) = read_table(out, "runs").collect().to_dicts()

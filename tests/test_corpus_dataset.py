@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.read import committed_files
+from frayproof_audit.corpus.dataset_reader import committed_files
 from frayproof_audit.corpus.store import STAGING, write_parquet
-from frayproof_audit.corpus.tables import FINDINGS, SCHEMAS, TABLES, TableBuilder, file_metadata
+from frayproof_audit.corpus.tables import FINDINGS_SCHEMA, SCHEMAS, TABLES, TableBuilder, file_metadata
 from frayproof_audit.report import VIOLATION_FIELDS
 from tests.test_corpus_support import (
     MAX_RECORD_BYTES,
@@ -252,7 +252,7 @@ def test_findings_round_trip_through_parquet_and_polars(
 ) -> None:
     folder = tmp_path_factory.mktemp("roundtrip")
     logged_at = logged.replace(tzinfo=UTC) if logged is not None else None
-    builder = TableBuilder(FINDINGS)
+    builder = TableBuilder(FINDINGS_SCHEMA)
     rows = []
     for index, violation in enumerate(violations):
         row = {"run_id": "r", "pair_id": f"p{index}", "compactor": compactor, "logged_at": logged_at,

@@ -91,9 +91,27 @@ def test_renderings(two_runs: Path) -> None:
     assert data["checks"][0]["compactor"] in FAILING
     tidy = stats.tidy()
     assert tidy.columns[:3] == ["table", "compactor", "name"]
-    assert tidy.height == stats.checks.height + stats.operators.height
+    assert tidy.height == stats.checks.height + stats.codes.height + stats.operators.height
+    assert tidy.columns[-1] == "code"
+    assert set(tidy.filter(pl.col("table") == "codes")["code"]) == set(stats.codes["code"])
     dates = compute_stats(two_runs, by="log_date").to_dict()
     assert dates["checks"][0]["log_date"] == "2025-06-02"
+
+
+def test_per_condition_code(two_runs: Path) -> None:
+    stats = compute_stats(two_runs)
+    codes = stats.codes
+    assert codes.columns[:2] == ["check", "code"] and codes["code"].null_count() == 0
+    findings = read_table(two_runs, "findings").collect()
+    expected = findings.group_by("check", "code").len().sort("check", "code")
+    assert codes.select("check", "code", pl.col("findings").cast(pl.UInt32).alias("len")).equals(expected)
+    for row in codes.to_dicts():
+        assert row["pairs_checked"] == 20
+        assert row["failure_rate"] == pytest.approx(row["failing_pairs"] / 20)
+        assert row["failing_pairs"] <= row["pairs_affected"] <= row["findings"]
+    by_compactor = compute_stats(two_runs, by="compactor").codes
+    assert {(r["compactor"], r["check"]) for r in by_compactor.to_dicts()} == set(FAILING.items())
+    assert "Condition codes" in stats.to_text() and stats.to_dict()["codes"] == codes.to_dicts()
 
 
 def test_unknown_grouping() -> None:

@@ -9,7 +9,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from frayproof_audit.cli.common import contract_option, fail_input, format_option
+from frayproof_audit.cli.common import contract_option, fail_input, format_option, parse_operator_list
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_RECORD_BYTES,
@@ -140,8 +140,7 @@ def audit_command(
             run_id=run_id,
             fields=_fields(config_file, field_specs),
             mutate=mutate,
-            operators=tuple(o.strip() for o in operators.split(",") if o.strip())
-            if operators is not None else None,
+            operators=parse_operator_list(operators),
             max_record_bytes=max_record_bytes,
             shard_bytes=shard_bytes,
             fail_on=fail_on,
@@ -162,18 +161,19 @@ def audit_command(
 @click.command("stats")
 @click.argument("out", type=click.Path())
 @click.option("--by", type=click.Choice(STATS_BY), default=None,
-              help="Group both tables by this column as well.")
+              help="Group every table by this column as well.")
 @click.option("--format", "output_format", type=click.Choice(["table", "json", "csv", "parquet"]),
               default="table", show_default=True,
               help="table for people; json, csv or parquet for machines (parquet needs --output).")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
 def stats_command(out: str, by: str | None, output_format: str, output: str | None) -> None:
-    """Per-check and per-operator statistics over the committed runs in OUT.
+    """Per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
-    Checks: findings, pairs affected, failing pairs, pairs checked, failure rate. Operators:
-    applicable, caught, survived, skipped, survival rate. csv and parquet hold both tables in one
-    long table with a `table` column.
+    Checks, and each check's condition codes: findings, errors, warnings, pairs affected, failing
+    pairs, pairs checked, failure rate (runs from before codes existed have code null).
+    Operators: applicable, caught, survived, skipped, survival rate. csv and parquet hold every
+    table in one long table with a `table` column.
 
     \b
     Example:

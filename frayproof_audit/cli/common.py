@@ -52,3 +52,14 @@ def fail_input(message: str, output_format: str) -> NoReturn:
     else:
         click.echo(f"INPUT ERROR: {message}", err=True)
     sys.exit(EXIT_INPUT_ERROR)
+
+
+def parse_operator_list(text: str | None) -> tuple[str, ...] | None:
+    """`--operators a,b` → ("a", "b"); None (the option not given) means every operator.
+
+    Blank items are dropped, so "a,,b," is ("a", "b") and "" is (): the caller says why that is
+    not allowed, because it knows which operators exist.
+    """
+    if text is None:
+        return None
+    return tuple(name.strip() for name in text.split(",") if name.strip())

@@ -1,5 +1,5 @@
 """Corpus audit: whole logs of before/after pairs → a Parquet dataset of runs, pairs, findings and
-mutants (DESIGN.md "Output dataset"), plus the stats computed over it.
+mutants (docs/tables.md), plus the stats computed over it.
 
 `audit(inputs, contract, out, ...)` is the Python entry point; `frayproof-audit audit` and
 `frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. Everything is
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from frayproof_audit.corpus.config import AuditConfig, FieldMap
-    from frayproof_audit.corpus.read import read_table
+    from frayproof_audit.corpus.dataset_reader import read_table
     from frayproof_audit.corpus.run import Progress, audit, run_audit
     from frayproof_audit.corpus.stats import Stats, compute_stats
     from frayproof_audit.corpus.summary import RunSummary
@@ -26,7 +26,7 @@ _LAZY = {
     "audit": "frayproof_audit.corpus.run",
     "run_audit": "frayproof_audit.corpus.run",
     "RunSummary": "frayproof_audit.corpus.summary",
-    "read_table": "frayproof_audit.corpus.read",
+    "read_table": "frayproof_audit.corpus.dataset_reader",
     "Stats": "frayproof_audit.corpus.stats",
     "compute_stats": "frayproof_audit.corpus.stats",
 }

@@ -26,9 +26,8 @@ FIELD_NAMES = (
     "format",
     "tools",
 )
-"""The input record's fields (DESIGN.md "Input record"); each may live at a dotted path."""
+"""The input record's fields (docs/audit.md "Inputs"); each may live at a dotted path."""
 
-REQUIRED_FIELDS = ("before", "after")
 BACKENDS = ("loky", "threading")
 FAIL_ON = ("failures", "survivors", "input-errors", "none")
 STATS_BY = ("compactor", "log_date", "run_id")

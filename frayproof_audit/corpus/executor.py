@@ -1,9 +1,20 @@
 """The one place that decides how tasks run: a plain loop, threads, or loky processes.
 
 Everything else hands this module a function and a list of task values and gets results back
-in completion order; each result carries its own key, so order never matters. A new backend
-(dask, ray) is one more branch here and one more name in `config.BACKENDS`; a backend that
-cannot stream results (ray) would return a list through the same iterator.
+in completion order; each result carries its own key, so order never matters.
+
+A new backend (dask, ray) needs all of this:
+
+* its name in `config.BACKENDS` (the CLI's `--backend` choices come from there), and in
+  `PROCESS_BACKENDS` when its workers are separate processes;
+* a branch in `run_tasks` that ships `function` and each task (picklable frozen values) to the
+  workers and yields the results; streaming them as they finish keeps the progress line live,
+  but a backend that can only hand back a list (ray's `get`) may yield from that list;
+* worker loss detection: `run_tasks` must raise `WorkerDied` when a worker vanishes (loky
+  raises `BrokenExecutor`, translated below; dask or ray raise their own errors, to be mapped
+  the same way), and the workers must share a filesystem with the parent, because the parent
+  finds the shards that were in flight from the marker files `audit_shard` leaves in the
+  run's `_inflight` folder (see `run._execute`), and workers stage their part files there too.
 """
 
 from __future__ import annotations

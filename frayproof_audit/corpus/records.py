@@ -33,12 +33,6 @@ class Meta(NamedTuple):
     format: str | None
 
 
-class Pair(NamedTuple):
-    meta: Meta
-    before: list[Any]
-    after: list[Any]
-
-
 def kind_name(value: Any) -> str:
     """The JSON name of a value's type, for reasons ("got a string")."""
     if value is None:

@@ -8,41 +8,28 @@ an input path is found before the first shard runs.
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-import orjson
-import pyarrow as pa
-
-from frayproof_audit import __version__
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.corpus.config import AuditConfig, ConfigError, FieldMap
+from frayproof_audit.corpus.config import (
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_SHARD_BYTES,
+    AuditConfig,
+    ConfigError,
+    FieldMap,
+)
 from frayproof_audit.corpus.executor import WorkerDied, effective_jobs, run_tasks
 from frayproof_audit.corpus.shards import Shard, plan
 from frayproof_audit.corpus.sources import expand_inputs
 from frayproof_audit.corpus.store import Stage
-from frayproof_audit.corpus.summary import (
-    CheckLine,
-    CompactorLine,
-    NotAudited,
-    OperatorLine,
-    RunSummary,
-)
-from frayproof_audit.corpus.tables import RUNS, SCHEMA_VERSION, file_metadata
+from frayproof_audit.corpus.summary import NotAudited, RunSummary
+from frayproof_audit.corpus.tables import file_metadata, runs_row
 from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
 from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
-
-CRASH_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_CRASH"
-PAUSE_HOOK_ENV = "FRAYPROOF_AUDIT_TEST_PAUSE"
-"""Test hooks: make a worker die (see `WorkerSettings.crash_hook`), or make the parent stop
-at `shards` (after the first shard is staged) or `commit` (files moved, `runs` row not yet
-written) so a test can kill it there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,13 +60,15 @@ def audit(
     operators: Sequence[str] | None = None,
     fail_on: Sequence[str] = ("failures",),
     max_failure_rate: float | None = None,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    shard_bytes: int = DEFAULT_SHARD_BYTES,
+    argv: Sequence[str] = (),
     progress: ProgressCallback | None = None,
-    **options: Any,
 ) -> RunSummary:
     """Audit JSONL/Parquet logs of before/after pairs into the Parquet dataset at `out`.
 
-    `options` are the remaining `AuditConfig` fields (`max_record_bytes`, `shard_bytes`, `argv`).
-    Raises `InputError` (a bad contract, option or input path) before any work.
+    The keywords are `AuditConfig`'s fields (`jobs` is its `n_jobs`); `fields` maps field names
+    to dotted paths. Raises `InputError` (a bad contract, option or input path) before any work.
     """
     field_map = fields if isinstance(fields, FieldMap) else FieldMap().with_specs(dict(fields or {}))
     config = AuditConfig(
@@ -94,7 +83,9 @@ def audit(
         operators=tuple(operators) if operators is not None else None,
         fail_on=tuple(fail_on),
         max_failure_rate=max_failure_rate,
-        **options,
+        max_record_bytes=max_record_bytes,
+        shard_bytes=shard_bytes,
+        argv=tuple(argv),
     )
     return run_audit(config, progress)
 
@@ -121,15 +112,14 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             max_record_bytes=config.max_record_bytes,
             staging_dir=str(stage.folder),
             inflight_dir=str(stage.inflight),
-            crash_hook=os.environ.get(CRASH_HOOK_ENV) or None,
         )
         collector = _Collector(stage, shards, contract, run_id, progress, clock)
         _execute(shards, settings, config, collector)
         stage.fill_empty_tables(run_date, collector.meta)
         finished = datetime.now(UTC)
         summary = collector.summary(config, started, finished, time.perf_counter() - clock)
-        row = _runs_row(config, summary, contract, started, finished, shards, stage.staged)
-        stage.commit(row, file_metadata("runs", run_id, contract.sha256), _pause)
+        row = runs_row(config, summary, contract, started, finished, _jobs(config, shards), stage.staged)
+        stage.commit(row, file_metadata("runs", run_id, contract.sha256))
     except BaseException:
         stage.close()
         raise
@@ -137,20 +127,11 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
 
 
 def _check_mutation(operators: tuple[str, ...] | None) -> None:
-    try:
-        from frayproof_audit.mutate import OPERATORS
-    except ImportError:
-        raise ConfigError("mutation testing is not available in this install: use --no-mutate") from None
+    from frayproof_audit.mutate import OPERATORS  # only runs that mutate pay for this import
+
     unknown = [name for name in operators or () if name not in OPERATORS]
     if unknown:
         raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
-
-
-def _pause(stage: str) -> None:
-    if os.environ.get(PAUSE_HOOK_ENV) == stage:
-        sys.stderr.write(f"frayproof-audit: test pause at {stage}\n")
-        sys.stderr.flush()
-        time.sleep(600)
 
 
 def _execute(
@@ -233,8 +214,6 @@ class _Collector:
         self.tally.add(result.tally)
         self.samples[result.ordinal] = result.tally.samples
         self._finish(shard)
-        if len(self.finished) == 1:
-            _pause("shards")
 
     def give_up(self, shard: Shard, reason: str) -> None:
         self.stage.discard(shard.ordinal)
@@ -253,81 +232,20 @@ class _Collector:
     def summary(
         self, config: AuditConfig, started: datetime, finished: datetime, duration: float
     ) -> RunSummary:
-        tally = self.tally
-        samples = [reason for ordinal in sorted(self.samples) for reason in self.samples[ordinal]]
-        checks = sorted(
-            (CheckLine(name, row[0], row[1], row[2]) for name, row in tally.checks.items()),
-            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
-        )
-        compactors = sorted(
-            (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
-            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
-        )
-        operators = sorted(
-            (OperatorLine(name, *row) for name, row in tally.operators.items()),
-            key=lambda o: (-(o.survival_rate or 0.0), o.operator),
-        )
-        return RunSummary(
+        return RunSummary.from_tally(
+            self.tally,
             run_id=self.run_id,
             out=config.out,
-            started_at=started.isoformat(),
-            finished_at=finished.isoformat(),
+            started=started,
+            finished=finished,
             duration_s=duration,
             contract_sha256=self.contract.sha256,
             shards=len(self.shards),
-            pairs=tally.pairs,
-            passed=tally.passed,
-            failed=tally.failed,
-            input_errors=tally.input_errors,
+            input_error_samples=[
+                reason for ordinal in sorted(self.samples) for reason in self.samples[ordinal]
+            ][:MAX_SAMPLES],
+            not_audited=[self.not_audited[k] for k in sorted(self.not_audited)],
             mutate=config.mutate,
-            mutants_caught=tally.mutants_caught,
-            mutants_survived=tally.mutants_survived,
-            mutants_skipped=tally.mutants_skipped,
-            checks=tuple(checks),
-            compactors=tuple(compactors),
-            operators=tuple(operators),
-            input_error_samples=tuple(samples[:MAX_SAMPLES]),
-            not_audited=tuple(self.not_audited[k] for k in sorted(self.not_audited)),
             fail_on=config.fail_on,
             max_failure_rate=config.max_failure_rate,
         )
-
-
-def _runs_row(
-    config: AuditConfig,
-    summary: RunSummary,
-    contract: Contract,
-    started: datetime,
-    finished: datetime,
-    shards: tuple[Shard, ...],
-    files: list[str],
-) -> pa.Table:
-    missing = [item.records for item in summary.not_audited]
-    row = {
-        "run_id": summary.run_id,
-        "schema_version": SCHEMA_VERSION,
-        "tool_version": __version__,
-        "started_at": started,
-        "finished_at": finished,
-        "duration_s": summary.duration_s,
-        "contract_path": config.contract,
-        "contract_sha256": contract.sha256,
-        "contract_text": contract.source_text,
-        "inputs": list(config.inputs),
-        "argv": list(config.argv),
-        "options": orjson.dumps(config.options(), option=orjson.OPT_SORT_KEYS).decode(),
-        "backend": config.backend,
-        "n_jobs": _jobs(config, shards),
-        "shards": len(shards),
-        "pairs": summary.pairs,
-        "passed": summary.passed,
-        "failed": summary.failed,
-        "input_errors": summary.input_errors,
-        "not_audited_shards": [item.shard for item in summary.not_audited],
-        "not_audited_records": None if None in missing else sum(m or 0 for m in missing),
-        "mutants_caught": summary.mutants_caught,
-        "mutants_survived": summary.mutants_survived,
-        "mutants_skipped": summary.mutants_skipped,
-        "files": sorted(files),
-    }
-    return pa.Table.from_pylist([row], schema=RUNS)

@@ -1,7 +1,9 @@
-"""Per-check and per-operator statistics over the committed runs of a dataset.
+"""Per-check, per-condition-code and per-operator statistics over the committed runs of a dataset.
 
 Computed with Polars lazy scans, so only the columns involved are read. A pair is counted as
-`(run_id, pair_id)`: the same log audited on two nights is two pairs, never one.
+`(run_id, pair_id)`: the same log audited on two nights is two pairs, never one. Findings of
+runs written before condition codes existed (tables schema 1) have a null `code`, so they form
+one row per check with `code` null in the codes table.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.corpus.config import STATS_BY
-from frayproof_audit.corpus.read import committed_files, read_table
+from frayproof_audit.corpus.dataset_reader import committed_files, read_table
+from frayproof_audit.corpus.status import PairStatus
 from frayproof_audit.errors import InputError
 
 BY = STATS_BY
@@ -23,6 +26,8 @@ CHECK_COLUMNS = (
     "check", "findings", "errors", "warnings", "pairs_affected", "failing_pairs",
     "pairs_checked", "failure_rate",
 )
+_FINDING_COLUMNS = CHECK_COLUMNS[1:]
+CODE_COLUMNS = ("check", "code", *_FINDING_COLUMNS)
 OPERATOR_COLUMNS = ("operator", "applicable", "caught", "survived", "skipped", "survival_rate")
 _RATES = ("failure_rate", "survival_rate")
 
@@ -33,29 +38,34 @@ class StatsError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """The two stats tables, grouped by `by` (None: the whole dataset)."""
+    """The three stats tables, grouped by `by` (None: the whole dataset)."""
 
     by: str | None
     runs: int
     checks: pl.DataFrame
+    codes: pl.DataFrame
+    """Like `checks`, one row per check and condition code (null for schema-1 findings)."""
     operators: pl.DataFrame
 
     def tidy(self) -> pl.DataFrame:
-        """Both tables in one long frame (a `table` column says which), for CSV and Parquet."""
-        checks = self.checks.rename({"check": "name"}).with_columns(pl.lit("checks").alias("table"))
-        operators = self.operators.rename({"operator": "name"}).with_columns(
-            pl.lit("operators").alias("table")
-        )
+        """All tables in one long frame, for CSV and Parquet: a `table` column says which, `name`
+        is the check or operator, and `code` (last, so older column positions hold) the code."""
+        frames = [
+            self.checks.rename({"check": "name"}).with_columns(pl.lit("checks").alias("table")),
+            self.codes.rename({"check": "name"}).with_columns(pl.lit("codes").alias("table")),
+            self.operators.rename({"operator": "name"}).with_columns(pl.lit("operators").alias("table")),
+        ]
         keys = [self.by] if self.by else []
-        combined = pl.concat([checks, operators], how="diagonal_relaxed")
-        rest = [c for c in combined.columns if c not in ("table", *keys, "name")]
-        return combined.select("table", *keys, "name", *rest)
+        combined = pl.concat(frames, how="diagonal_relaxed")
+        rest = [c for c in combined.columns if c not in ("table", *keys, "name", "code")]
+        return combined.select("table", *keys, "name", *rest, "code")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "by": self.by,
             "runs": self.runs,
             "checks": [_plain(row) for row in self.checks.to_dicts()],
+            "codes": [_plain(row) for row in self.codes.to_dicts()],
             "operators": [_plain(row) for row in self.operators.to_dicts()],
         }
 
@@ -69,6 +79,9 @@ class Stats:
             "",
             "Checks",
             _table(self.checks),
+            "",
+            "Condition codes",
+            _table(self.codes),
             "",
             "Mutation operators",
             _table(self.operators),
@@ -106,39 +119,20 @@ def _table(frame: pl.DataFrame) -> str:
 
 
 def compute_stats(out: str | os.PathLike[str], by: str | None = None) -> Stats:
-    """Per-check and per-operator tables over every committed run in `out`."""
+    """Per-check, per-code and per-operator tables over every committed run in `out`."""
     if by is not None and by not in BY:
         raise StatsError(f"unknown --by {by!r} (choose {', '.join(BY)})")
     runs = len(committed_files(out, "runs"))
     keys = [by] if by else []
-    pair_key = pl.struct("run_id", "pair_id")
     checked = (
         read_table(out, "pairs")
-        .filter(pl.col("status").is_in(["pass", "fail"]))
+        .filter(pl.col("status").is_in([PairStatus.PASS.value, PairStatus.FAIL.value]))
         .group_by(keys or pl.lit(0).alias("_all"))
         .agg(pl.len().cast(pl.Int64).alias("pairs_checked"))
     )
-    checks = (
-        read_table(out, "findings")
-        .group_by([*keys, "check"])
-        .agg(
-            pl.len().cast(pl.Int64).alias("findings"),
-            (pl.col("severity") == "error").sum().cast(pl.Int64).alias("errors"),
-            (pl.col("severity") == "warning").sum().cast(pl.Int64).alias("warnings"),
-            pair_key.n_unique().cast(pl.Int64).alias("pairs_affected"),
-            pair_key.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64)
-            .alias("failing_pairs"),
-        )
-    )
-    if keys:
-        checks = checks.join(checked, on=keys, how="left", nulls_equal=True)
-    else:
-        checks = checks.join(checked.drop("_all"), how="cross")
-    checks = checks.with_columns(
-        pl.when(pl.col("pairs_checked") > 0)
-        .then(pl.col("failing_pairs") / pl.col("pairs_checked"))
-        .alias("failure_rate")
-    ).select(*keys, *CHECK_COLUMNS).sort([*keys, "check"], nulls_last=True)
+    findings = read_table(out, "findings")
+    checks = _finding_stats(findings, checked, keys, ["check"]).select(*keys, *CHECK_COLUMNS)
+    codes = _finding_stats(findings, checked, keys, ["check", "code"]).select(*keys, *CODE_COLUMNS)
     operators = (
         read_table(out, "mutants")
         .group_by([*keys, "operator"])
@@ -155,5 +149,29 @@ def compute_stats(out: str | os.PathLike[str], by: str | None = None) -> Stats:
         .select(*keys, *OPERATOR_COLUMNS)
         .sort([*keys, "operator"], nulls_last=True)
     )
-    frames = pl.collect_all([checks, operators])
-    return Stats(by, runs, frames[0], frames[1])
+    frames = pl.collect_all([checks, codes, operators])
+    return Stats(by, runs, frames[0], frames[1], frames[2])
+
+
+def _finding_stats(
+    findings: pl.LazyFrame, checked: pl.LazyFrame, keys: list[str], names: list[str]
+) -> pl.LazyFrame:
+    """Findings, errors, warnings and affected/failing pairs per `keys` + `names`, with the
+    pairs checked in each `keys` group and the failure rate they give."""
+    pair_key = pl.struct("run_id", "pair_id")
+    grouped = findings.group_by([*keys, *names]).agg(
+        pl.len().cast(pl.Int64).alias("findings"),
+        (pl.col("severity") == "error").sum().cast(pl.Int64).alias("errors"),
+        (pl.col("severity") == "warning").sum().cast(pl.Int64).alias("warnings"),
+        pair_key.n_unique().cast(pl.Int64).alias("pairs_affected"),
+        pair_key.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64).alias("failing_pairs"),
+    )
+    if keys:
+        grouped = grouped.join(checked, on=keys, how="left", nulls_equal=True)
+    else:
+        grouped = grouped.join(checked.drop("_all"), how="cross")
+    return grouped.with_columns(
+        pl.when(pl.col("pairs_checked") > 0)
+        .then(pl.col("failing_pairs") / pl.col("pairs_checked"))
+        .alias("failure_rate")
+    ).sort([*keys, *names], nulls_last=True)

@@ -1,6 +1,6 @@
 """The dataset on disk: staging, run-unique part files, an atomic commit, and cleanup.
 
-Layout (DESIGN.md): `OUT/<table>/log_date=YYYY-MM-DD/part-<run_id>-<n>.parquet` for `pairs`,
+Layout (docs/tables.md): `OUT/<table>/log_date=YYYY-MM-DD/part-<run_id>-<n>.parquet` for `pairs`,
 `findings`, `mutants`, and `OUT/runs/part-<run_id>.parquet`. A run writes every part file into
 `OUT/_staging/` first. Commit, under one lock for the whole dataset: remove the old `runs` row of
 the same run id (the old run is no longer counted), delete its part files, move the new ones in
@@ -31,7 +31,7 @@ from frayproof_audit.errors import InputError
 
 STAGING = "_staging"
 LOCK = ".frayproof-audit.lock"
-RUNS = "runs"
+RUNS_FOLDER = "runs"
 _PREFIX, _SUFFIX = "part-", ".parquet"
 
 
@@ -57,7 +57,7 @@ def run_of_part(name: str) -> str | None:
 
 def committed_runs(out: str | os.PathLike[str]) -> list[str]:
     """Run ids with a `runs` row, sorted. Only these runs exist for the project's readers."""
-    folder = Path(out) / RUNS
+    folder = Path(out) / RUNS_FOLDER
     if not folder.is_dir():
         return []
     return sorted(
@@ -168,7 +168,7 @@ class Stage:
             for path in (self.out / table).glob("log_date=*/part-*.parquet"):
                 if run_of_part(path.name) not in committed:
                     path.unlink(missing_ok=True)
-        for leftover in (self.out / RUNS).glob(".*.tmp"):
+        for leftover in (self.out / RUNS_FOLDER).glob(".*.tmp"):
             leftover.unlink(missing_ok=True)
 
     def accept(self, files: tuple[str, ...]) -> None:
@@ -187,10 +187,10 @@ class Stage:
             if table not in present:
                 self.accept(stage_shard(self.folder, self.run_id, 0, {table: {run_date: empty(table)}}, meta))
 
-    def commit(self, runs_row: pa.Table, meta: dict[str, str], pause: Callable[[str], None]) -> None:
+    def commit(self, runs_row: pa.Table, meta: dict[str, str]) -> None:
         """Publish the staged files and then the `runs` row, replacing any run of the same id."""
         with self._dataset_lock():
-            runs_folder = self.out / RUNS
+            runs_folder = self.out / RUNS_FOLDER
             runs_folder.mkdir(exist_ok=True)
             (runs_folder / runs_name(self.run_id)).unlink(missing_ok=True)
             _fsync(runs_folder)
@@ -203,7 +203,6 @@ class Stage:
                 _fsync(source)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
-            pause("commit")
             temporary = runs_folder / f".{runs_name(self.run_id)}.tmp"
             write_parquet(runs_row, temporary, meta)
             _fsync(temporary)

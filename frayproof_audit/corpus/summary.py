@@ -9,11 +9,16 @@ audited fail the run under every gate except `none`: an incomplete audit is neve
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from frayproof_audit.report import EXIT_FAIL, EXIT_PASS, SCHEMA_VERSION
+from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.report import EXIT_FAIL, EXIT_PASS
 
+SUMMARY_SCHEMA_VERSION = 1
+"""Version of the run summary's JSON document (`audit --format json`, `RunSummary.to_dict`)."""
 TOP = 5
 
 
@@ -28,10 +33,14 @@ class NotAudited:
 
 @dataclass(frozen=True, slots=True)
 class CheckLine:
+    """One check over the run; the same names as the `stats` checks table."""
+
     check: str
     findings: int
-    pairs: int
+    pairs_affected: int
+    """Pairs with any finding of this check."""
     failing_pairs: int
+    """Pairs with an error finding of this check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +98,62 @@ class RunSummary:
     fail_on: tuple[str, ...]
     max_failure_rate: float | None
 
+    @classmethod
+    def from_tally(
+        cls,
+        tally: Tally,
+        *,
+        run_id: str,
+        out: str,
+        started: datetime,
+        finished: datetime,
+        duration_s: float,
+        contract_sha256: str,
+        shards: int,
+        input_error_samples: Iterable[str],
+        not_audited: Iterable[NotAudited],
+        mutate: bool,
+        fail_on: tuple[str, ...],
+        max_failure_rate: float | None,
+    ) -> RunSummary:
+        """The summary of a run from its merged tally, the top offenders sorted worst first."""
+        checks = sorted(
+            (CheckLine(name, *row) for name, row in tally.checks.items()),
+            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
+        )
+        compactors = sorted(
+            (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
+            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
+        )
+        operators = sorted(
+            (OperatorLine(name, *row) for name, row in tally.operators.items()),
+            key=lambda o: (-(o.survival_rate or 0.0), o.operator),
+        )
+        return cls(
+            run_id=run_id,
+            out=out,
+            started_at=started.isoformat(),
+            finished_at=finished.isoformat(),
+            duration_s=duration_s,
+            contract_sha256=contract_sha256,
+            shards=shards,
+            pairs=tally.pairs,
+            passed=tally.passed,
+            failed=tally.failed,
+            input_errors=tally.input_errors,
+            mutate=mutate,
+            mutants_caught=tally.mutants_caught,
+            mutants_survived=tally.mutants_survived,
+            mutants_skipped=tally.mutants_skipped,
+            checks=tuple(checks),
+            compactors=tuple(compactors),
+            operators=tuple(operators),
+            input_error_samples=tuple(input_error_samples),
+            not_audited=tuple(not_audited),
+            fail_on=fail_on,
+            max_failure_rate=max_failure_rate,
+        )
+
     @property
     def failure_rate(self) -> float | None:
         """Failed pairs over pairs that could be checked (input errors excluded)."""
@@ -126,7 +191,7 @@ class RunSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": SUMMARY_SCHEMA_VERSION,
             "run_id": self.run_id,
             "out": self.out,
             "started_at": self.started_at,
@@ -147,7 +212,7 @@ class RunSummary:
                 "score": self.mutation_score,
             },
             "checks": [
-                {"check": c.check, "findings": c.findings, "pairs": c.pairs,
+                {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
                  "failing_pairs": c.failing_pairs}
                 for c in self.checks
             ],

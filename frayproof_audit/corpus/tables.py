@@ -1,8 +1,8 @@
-"""The four output tables: explicit Arrow schemas, their file metadata, and a row builder.
+"""The four output tables: explicit Arrow schemas, their file metadata, and the rows built for them.
 
 This module is the single source of truth for column names, types and nullability; `docs/
 tables.md` documents exactly these. A change here is a change of a promise to users'
-warehouses: bump `SCHEMA_VERSION` and say so in the docs.
+warehouses: bump `TABLES_SCHEMA_VERSION` and say so in the docs.
 
 `log_date` is not a column of any file: it is the Hive partition (`log_date=YYYY-MM-DD/`) and
 readers add it from the path (Polars and DuckDB both parse it as a date).
@@ -11,17 +11,25 @@ readers add it from the path (Polars and DuckDB both parse it as a date).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from frayproof_audit import __version__
 
-SCHEMA_VERSION = 2
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.corpus.config import AuditConfig
+    from frayproof_audit.corpus.summary import RunSummary
+
+TABLES_SCHEMA_VERSION = 2
+"""Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
-STATUSES = ("pass", "fail", "input_error")
+
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRINGS = pa.list_(pa.field("item", pa.string(), nullable=False))
@@ -36,7 +44,7 @@ _PAIR_KEYS = [
     _f("pair_id", pa.string(), False),
 ]
 
-PAIRS = pa.schema([
+PAIRS_SCHEMA = pa.schema([
     *_PAIR_KEYS,
     _f("source", pa.string(), False),
     _f("source_row", pa.int64(), False),
@@ -44,7 +52,7 @@ PAIRS = pa.schema([
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
     _f("format", pa.string()),
-    _f("status", pa.string(), False),
+    _f("status", pa.string(), False),  # a corpus.status.PairStatus value
     _f("errors", pa.int32()),
     _f("warnings", pa.int32()),
     _f("input_error", pa.string()),
@@ -60,7 +68,7 @@ PAIRS = pa.schema([
     _f("record_sha256", pa.string(), False),
 ])
 
-FINDINGS = pa.schema([
+FINDINGS_SCHEMA = pa.schema([
     *_PAIR_KEYS,
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
@@ -75,7 +83,7 @@ FINDINGS = pa.schema([
     _f("message", pa.string(), False),
 ])
 
-MUTANTS = pa.schema([
+MUTANTS_SCHEMA = pa.schema([
     *_PAIR_KEYS,
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
@@ -88,7 +96,7 @@ MUTANTS = pa.schema([
     _f("reason", pa.string()),
 ])
 
-RUNS = pa.schema([
+RUNS_SCHEMA = pa.schema([
     _f("run_id", pa.string(), False),
     _f("schema_version", pa.int32(), False),
     _f("tool_version", pa.string(), False),
@@ -117,10 +125,10 @@ RUNS = pa.schema([
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
-    "runs": RUNS,
-    "pairs": PAIRS,
-    "findings": FINDINGS,
-    "mutants": MUTANTS,
+    "runs": RUNS_SCHEMA,
+    "pairs": PAIRS_SCHEMA,
+    "findings": FINDINGS_SCHEMA,
+    "mutants": MUTANTS_SCHEMA,
 }
 
 META_SCHEMA_VERSION = "frayproof_audit.schema_version"
@@ -133,7 +141,7 @@ META_CONTRACT = "contract_sha256"
 def file_metadata(table: str, run_id: str, contract_sha256: str) -> dict[str, str]:
     """Schema-level key/value metadata written into every file's footer."""
     return {
-        META_SCHEMA_VERSION: str(SCHEMA_VERSION),
+        META_SCHEMA_VERSION: str(TABLES_SCHEMA_VERSION),
         META_VERSION: __version__,
         META_TABLE: table,
         META_RUN_ID: run_id,
@@ -181,3 +189,44 @@ class TableBuilder:
 
 def empty(name: str) -> pa.Table:
     return SCHEMAS[name].empty_table()
+
+
+def runs_row(
+    config: AuditConfig,
+    summary: RunSummary,
+    contract: Contract,
+    started: datetime,
+    finished: datetime,
+    n_jobs: int,
+    files: list[str],
+) -> pa.Table:
+    """The one-row `runs` table that commits a run: what ran, with what, and which files it wrote."""
+    missing = [item.records for item in summary.not_audited]
+    row = {
+        "run_id": summary.run_id,
+        "schema_version": TABLES_SCHEMA_VERSION,
+        "tool_version": __version__,
+        "started_at": started,
+        "finished_at": finished,
+        "duration_s": summary.duration_s,
+        "contract_path": config.contract,
+        "contract_sha256": contract.sha256,
+        "contract_text": contract.source_text,
+        "inputs": list(config.inputs),
+        "argv": list(config.argv),
+        "options": orjson.dumps(config.options(), option=orjson.OPT_SORT_KEYS).decode(),
+        "backend": config.backend,
+        "n_jobs": n_jobs,
+        "shards": summary.shards,
+        "pairs": summary.pairs,
+        "passed": summary.passed,
+        "failed": summary.failed,
+        "input_errors": summary.input_errors,
+        "not_audited_shards": [item.shard for item in summary.not_audited],
+        "not_audited_records": None if None in missing else sum(m or 0 for m in missing),
+        "mutants_caught": summary.mutants_caught,
+        "mutants_survived": summary.mutants_survived,
+        "mutants_skipped": summary.mutants_skipped,
+        "files": sorted(files),
+    }
+    return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from frayproof_audit.corpus.status import PairStatus
+
 MAX_SAMPLES = 10
 
 
@@ -23,7 +25,8 @@ class Tally:
     mutants_survived: int = 0
     mutants_skipped: int = 0
     checks: dict[str, list[int]] = field(default_factory=dict)
-    """check → [findings, pairs with a finding, pairs with an error finding]"""
+    """check → [findings, pairs_affected, failing_pairs]: findings of the check, pairs with any
+    finding of it, pairs with an error finding of it (the names of `CheckLine` and `stats`)."""
     compactors: dict[str, list[int]] = field(default_factory=dict)
     """compactor ("" for none) → [pairs, failed, input errors]"""
     operators: dict[str, list[int]] = field(default_factory=dict)
@@ -31,13 +34,13 @@ class Tally:
     samples: list[str] = field(default_factory=list)
     """The first input-error reasons, in record order."""
 
-    def count_pair(self, status: str, compactor: str | None) -> None:
+    def count_pair(self, status: PairStatus, compactor: str | None) -> None:
         self.pairs += 1
         row = self.compactors.setdefault(compactor or "", [0, 0, 0])
         row[0] += 1
-        if status == "pass":
+        if status is PairStatus.PASS:
             self.passed += 1
-        elif status == "fail":
+        elif status is PairStatus.FAIL:
             self.failed += 1
             row[1] += 1
         else:

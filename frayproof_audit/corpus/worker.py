@@ -18,9 +18,10 @@ import orjson
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.readers import Raw, read_shard
 from frayproof_audit.corpus.records import FieldReader, Meta, RecordProblem, parse_json_record
+from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
+from frayproof_audit.corpus.status import PairStatus
 from frayproof_audit.corpus.store import stage_shard
 from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
 from frayproof_audit.corpus.tally import Tally
@@ -28,9 +29,6 @@ from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded, load_wire
-
-CRASH_EXIT = 86
-"""Exit status of a worker killed by the test hook (`WorkerSettings.crash_hook`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +44,6 @@ class WorkerSettings:
     max_record_bytes: int
     staging_dir: str
     inflight_dir: str | None = None
-    crash_hook: str | None = None
-    """Test hook: `SUBSTRING` kills the worker on every shard whose source contains it,
-    `once:SUBSTRING` only on the first attempt."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +51,7 @@ class ShardTask:
     shard: Shard
     settings: WorkerSettings
     attempt: int = 1
+    """1, or 2 for the retry of a shard whose worker died."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +72,6 @@ class _ShardFailure(Exception):
 def audit_shard(task: ShardTask) -> ShardResult:
     marker = _mark(task)
     try:
-        _maybe_crash(task)
         auditor = _Auditor(task)
         auditor.run()
         settings = task.settings
@@ -106,16 +101,6 @@ def _mark(task: ShardTask) -> str | None:
 def _remove(marker: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(marker)
-
-
-def _maybe_crash(task: ShardTask) -> None:
-    hook = task.settings.crash_hook
-    if not hook:
-        return
-    once = hook.startswith("once:")
-    needle = hook[5:] if once else hook
-    if needle in task.shard.source.path and (not once or task.attempt == 1):
-        os._exit(CRASH_EXIT)
 
 
 class _Auditor:
@@ -199,12 +184,12 @@ class _Auditor:
             source_row=raw.row,
             session_id=meta.session_id if meta is not None else None,
             format=meta.format if meta is not None else None,
-            status="input_error",
+            status=PairStatus.INPUT_ERROR,
             input_error=reason,
             record_sha256=raw.sha256,
         )
         self.builders["pairs"].append(log_date, row)
-        self.tally.count_pair("input_error", row["compactor"])
+        self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"])
         self.tally.sample(reason)
 
     def _checked(
@@ -217,7 +202,7 @@ class _Auditor:
         after: Loaded,
     ) -> None:
         log_date, base = self._base(raw, meta)
-        status = "pass" if report.passed else "fail"
+        status = PairStatus.PASS if report.passed else PairStatus.FAIL
         pair = dict(
             base,
             source=self.shard.source.path,
