@@ -339,7 +339,8 @@ def _reference_outcomes(
             outcomes.append(_skip(name))
             continue
         for group, mutant in reference_mutants(raw, candidates):
-            outcomes.append(_outcome(group, evaluate(Loaded(mutant, fmt.views(mutant), fmt), contract, facts)))
+            loaded = Loaded(mutant, fmt.views(mutant), fmt)
+            outcomes.append(_outcome(group, evaluate(loaded, contract, facts)))
     return tuple(outcomes)
 
 
