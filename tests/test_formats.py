@@ -118,3 +118,34 @@ def test_mutation_works_on_the_neutral_model_and_labels_wire_coordinates(verify:
     assert "after[1].turn[2]" in sites  # its result, in the same turn
     assert not any(site.startswith("after[") and ".turn[" not in site
                    for site in sites if not site.startswith("pin:"))
+
+
+@pytest.mark.usefixtures("turns_registered")
+def test_a_corpus_mixes_formats_record_by_record(tmp_path: Any) -> None:
+    import json
+
+    from frayproof_audit.corpus import audit, read_table
+
+    before, after = CONVERSATIONS["orphan"]
+    records = [
+        {"pair_id": "flat", "before": before, "after": after},
+        {"pair_id": "grouped", "format": "turns", "before": as_turns(before), "after": as_turns(after)},
+        {"pair_id": "unknown", "format": "gemini", "before": before, "after": after},
+    ]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    audit([str(path)], None, str(tmp_path / "out"), jobs=1, mutate=False, fail_on=("none",))
+    pairs = {row["pair_id"]: row for row in read_table(tmp_path / "out", "pairs").collect().to_dicts()}
+    assert {name: (row["format"], row["status"]) for name, row in pairs.items()} == {
+        "flat": ("openai", "fail"), "grouped": ("turns", "fail"), "unknown": ("gemini", "input_error")}
+    assert "format must be one of openai, turns, got 'gemini'" in pairs["unknown"]["input_error"]
+    findings = read_table(tmp_path / "out", "findings").collect()
+    by_pair = {pair_id: sorted(zip(group["code"], group["message_index"], strict=True))
+               for (pair_id,), group in findings.group_by("pair_id")}
+    assert by_pair == {"flat": [("TP-ORPHAN", 2)], "grouped": [("TP-ORPHAN", 1)]}
+
+
+def test_audit_input_format_must_be_registered(tmp_path: Any) -> None:
+    out = run_cli("audit", "examples/corpus", "--out", tmp_path / "out", "--input-format", "x",
+                  expect=2)
+    assert "x" in out.stderr and not (tmp_path / "out").exists()

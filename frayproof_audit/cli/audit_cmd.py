@@ -9,7 +9,13 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from frayproof_audit.cli.common import contract_option, fail_input, format_option, parse_operator_list
+from frayproof_audit.cli.common import (
+    contract_option,
+    fail_input,
+    format_option,
+    input_format_option,
+    parse_operator_list,
+)
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_RECORD_BYTES,
@@ -73,6 +79,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.command("audit")
 @click.argument("inputs", nargs=-1, required=True)
 @contract_option
+@input_format_option
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
               help="Dataset folder: runs/, pairs/, findings/, mutants/ (created if missing).")
 @click.option("--jobs", "-j", "jobs", type=int, default=-1, show_default=True,
@@ -103,6 +110,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 def audit_command(
     inputs: tuple[str, ...],
     contract: str | None,
+    input_format: str | None,
     out: str,
     jobs: int,
     backend: str,
@@ -141,6 +149,7 @@ def audit_command(
             fields=_fields(config_file, field_specs),
             mutate=mutate,
             operators=parse_operator_list(operators),
+            input_format=input_format,
             max_record_bytes=max_record_bytes,
             shard_bytes=shard_bytes,
             fail_on=fail_on,

@@ -20,7 +20,8 @@ def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
         "input_format",
         type=click.Choice(FORMAT_NAMES, case_sensitive=True),
         default=None,
-        help="Wire format of the snapshots (default: the contract's `format`, else openai).",
+        help="Wire format of the snapshots (default: the contract's `format`, else openai); "
+             "in a corpus, a record's own `format` field wins.",
     )(function)
 
 

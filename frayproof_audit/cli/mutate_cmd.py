@@ -11,16 +11,11 @@ from frayproof_audit.cli.common import (
     fail_input,
     format_option,
     input_format_option,
+    parse_operator_list,
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
-
-
-def _operator_list(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 @click.command("mutate")
@@ -60,7 +55,7 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
     if (target is None) == (after_path is None):
         raise click.UsageError("Give exactly one of --target or --after.")
     request = MutateRequest(input=input_path, target=target, after=after_path,
-                            contract=contract, operators=_operator_list(operators),
+                            contract=contract, operators=parse_operator_list(operators),
                             verify=verify, input_format=input_format)
     try:
         report = run_request(request)

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import FORMATS
 
 FIELD_NAMES = (
     "before",
@@ -124,6 +125,8 @@ class AuditConfig:
     fields: FieldMap = field(default_factory=FieldMap)
     mutate: bool = True
     operators: tuple[str, ...] | None = None
+    input_format: str | None = None
+    """Wire format of records without a `format` field (default: the contract's `format`)."""
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
     shard_bytes: int = DEFAULT_SHARD_BYTES
     fail_on: tuple[str, ...] = ("failures",)
@@ -151,6 +154,9 @@ class AuditConfig:
             raise ConfigError("--max-failure-rate must be between 0 and 1")
         if self.operators is not None and not self.operators:
             raise ConfigError("--operators needs at least one operator name")
+        if self.input_format is not None and self.input_format not in FORMATS:
+            raise ConfigError(f"unknown --input-format {self.input_format!r}"
+                              f" (choose {', '.join(FORMATS)})")
 
     def options(self) -> dict[str, Any]:
         """The options that shape the result, for the `runs` table (paths and argv excluded)."""

@@ -12,10 +12,9 @@ from datetime import UTC, date, datetime
 from typing import Any, NamedTuple
 
 from frayproof_audit.corpus.config import FieldMap
+from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import JSONProblem, loads_strict
 
-FORMATS = ("openai", "anthropic")
-SUPPORTED_FORMATS = ("openai",)
 _MISSING: Any = object()
 
 
@@ -131,10 +130,8 @@ class FieldReader:
                 problems.append(str(exc))
         fmt = text("format", False)
         if fmt is not None and fmt not in FORMATS:
+            # The row keeps the name the record gave, so unknown formats can be found.
             problems.append(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-            fmt = None
-        elif fmt is not None and fmt not in SUPPORTED_FORMATS:
-            problems.append(f"format {fmt!r} is not supported yet (only openai)")
         tools = self._get(record, "tools")
         if tools is not None and type(tools) is not list:
             problems.append(f"tools must be a list of tool definitions, got {kind_name(tools)}")

@@ -17,7 +17,7 @@ from typing import Any
 from frayproof_audit.corpus.tally import Tally
 from frayproof_audit.report import EXIT_FAIL, EXIT_PASS
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2
 """Version of the run summary's JSON document (`audit --format json`, `RunSummary.to_dict`)."""
 TOP = 5
 

@@ -27,8 +27,9 @@ from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuil
 from frayproof_audit.corpus.tally import Tally
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import Format, get_format
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, load_wire
+from frayproof_audit.snapshot import Loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,8 @@ class WorkerSettings:
     fields: FieldMap
     mutate: bool
     operators: tuple[str, ...] | None
+    input_format: str
+    """Format of records without a `format` field."""
     max_record_bytes: int
     staging_dir: str
     inflight_dir: str | None = None
@@ -115,7 +118,7 @@ class _Auditor:
         self.parquet = source.kind == "parquet"
         self.label = "row" if self.parquet else "line"
         self.reader = FieldReader(
-            self.settings.fields, source.hive, self.parquet, self.settings.contract.format
+            self.settings.fields, source.hive, self.parquet, self.settings.input_format
         )
         self.mutate_pair: Any = None
         if self.settings.mutate:
@@ -156,8 +159,9 @@ class _Auditor:
         try:
             before_list = self.reader.snapshot(record, "before")
             after_list = self.reader.snapshot(record, "after")
-            before = _load(before_list, "before")
-            after = _load(after_list, "after")
+            fmt = get_format(meta.format or self.settings.input_format)
+            before = _load(before_list, "before", fmt)
+            after = _load(after_list, "after", fmt)
         except RecordProblem as exc:
             self._input_error(raw, meta, str(exc))
             return
@@ -267,9 +271,9 @@ class _Auditor:
         )
 
 
-def _load(messages: list[Any], name: str) -> Loaded:
+def _load(messages: list[Any], name: str, fmt: Format) -> Loaded:
     try:
-        return load_wire(messages)
+        return fmt.load(messages)
     except InputError as exc:
         raise RecordProblem(f"{name}: {exc}") from None
 
