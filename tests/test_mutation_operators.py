@@ -16,12 +16,13 @@ from typing import Any
 import pytest
 import yaml
 
+from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, build_mutants
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair
 from frayproof_audit.mutate.operators import OPERATOR_TABLE, dedupe, get_operator
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
-from tests.helpers import expand, make_contract
+from tests.helpers import expand, history, make_contract
 
 CASES = Path(__file__).parent / "cases" / "mutation"
 
@@ -99,3 +100,72 @@ def test_every_operator_is_documented_with_its_hint_and_skip_reason() -> None:
         assert f"| `{operator.name}` |" in guide, f"{operator.name} missing from the operator table"
         assert operator.survivor_hint and operator.skip_reason and operator.label
     assert [operator.name for operator in OPERATOR_TABLE] == list(OPERATORS)
+
+
+# --- edits declare their effects; an undeclared edit is re-checked in full -------------------
+
+def test_every_edit_of_every_operator_declares_its_effects() -> None:
+    from frayproof_audit.mutate.edits import Effects
+    before = history(3)
+    contract = make_contract({"pins": [{"name": "sys", "role": "system"},
+                                       {"name": "data", "contains": "data 1"}],
+                              "retain": {"recent_exchanges": 1}})
+    loaded_before, after = load_list(before), load_list(before)
+    facts = prepare_before(loaded_before, contract)
+    for operator in OPERATOR_TABLE:
+        candidates = operator.find_sites(after, contract, facts)
+        assert candidates, operator.name
+        for candidate in candidates:
+            effects = candidate.edit.effects()
+            assert isinstance(effects, Effects) and effects.declared, (operator.name, candidate)
+
+
+def test_an_edit_that_declares_nothing_is_rechecked_by_every_check() -> None:
+    from dataclasses import dataclass
+
+    from frayproof_audit.checks import CHECKS
+    from frayproof_audit.mutate.edits import DeleteMessage, Effects
+
+    @dataclass(frozen=True)
+    class Opaque:
+        """Deletes a message but tells the evaluator nothing about it."""
+
+        inner: DeleteMessage
+
+        def apply_in_place(self, messages: list[Any]) -> None:
+            self.inner.apply_in_place(messages)
+
+        def segments(self, wire: list[dict[str, Any]]) -> list[Any]:
+            return self.inner.segments(wire)
+
+        def effects(self) -> Effects:
+            return Effects()
+
+    calls: list[str] = []
+    contract = make_contract({"retain": {"latest_user_message": "exact"}})
+    before = after = load_list(history(2))
+    shared = SharedPair(after, contract, prepare_before(before, contract))
+    originals = {check.name: check.find for check in CHECKS}
+    for check in CHECKS:
+        object.__setattr__(check, "find", _counting(check.find, check.name, calls))
+    try:
+        for edit in (DeleteMessage(2), Opaque(DeleteMessage(2))):
+            calls.clear()
+            mutant, _ = shared.assemble(edit)
+            report = shared.evaluator.evaluate(edit, mutant.loaded, mutant.fresh)
+            ran = set(calls)
+            assert report.violations == check_loaded(before, mutant.loaded, contract).violations
+            if isinstance(edit, Opaque):
+                assert ran == {check.name for check in CHECKS}  # nothing skipped
+            else:
+                assert ran < {check.name for check in CHECKS}  # the lemmas spared some
+    finally:
+        for check in CHECKS:
+            object.__setattr__(check, "find", originals[check.name])
+
+
+def _counting(find: Any, name: str, calls: list[str]) -> Any:
+    def counted(*args: Any) -> Any:
+        calls.append(name)
+        return find(*args)
+    return counted
