@@ -28,6 +28,7 @@ from frayproof_audit.corpus.config import (
     parse_field_specs,
 )
 from frayproof_audit.errors import InputError
+from frayproof_audit.render import render
 from frayproof_audit.report import EXIT_INPUT_ERROR
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def audit_command(
         progress.close()
         fail_input(str(exc), output_format)
     progress.close()
-    click.echo(summary.to_json() if output_format == "json" else summary.to_text())
+    click.echo(render(summary, output_format))
     sys.exit(summary.exit_code)
 
 

@@ -9,9 +9,10 @@ from typing import Any, NoReturn
 import click
 
 from frayproof_audit.formats import FORMAT_NAMES
+from frayproof_audit.render import OUTPUTS
 from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
 
-FORMAT_CHOICE = click.Choice(["text", "json"], case_sensitive=True)
+FORMAT_CHOICE = click.Choice(list(OUTPUTS), case_sensitive=True)
 
 
 def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:

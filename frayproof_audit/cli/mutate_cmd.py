@@ -16,6 +16,7 @@ from frayproof_audit.cli.common import (
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
+from frayproof_audit.render import render
 
 
 @click.command("mutate")
@@ -61,5 +62,5 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
         report = run_request(request)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    click.echo(report.to_json() if output_format == "json" else report.to_text())
+    click.echo(render(report, output_format))
     sys.exit(report.exit_code)

@@ -14,11 +14,12 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.engine import check, validate
 from frayproof_audit.errors import InputError
+from frayproof_audit.render import render
 from frayproof_audit.report import Report
 
 
 def _render(report: Report, output_format: str) -> None:
-    click.echo(report.to_json() if output_format == "json" else report.to_text())
+    click.echo(render(report, output_format))
     sys.exit(report.exit_code)
 
 
