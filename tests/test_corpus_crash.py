@@ -15,8 +15,8 @@ import pytest
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.run import CRASH_HOOK_ENV, PAUSE_HOOK_ENV
 from frayproof_audit.corpus.store import STAGING
+from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.helpers import REPO
-from tests.test_corpus_support import good_lines, write_contract, write_jsonl
 
 DATA_TABLES = ("pairs", "findings", "mutants")
 
