@@ -158,9 +158,7 @@ def test_peer_is_skipped_cleanly_without_an_environment(monkeypatch: pytest.Monk
     assert isinstance(result, str) and peer.PEER_ENV in result
 
 
-def test_run_peer_returns_the_last_json_line() -> None:
-    if peer.peer_python() is None:
-        pytest.skip("no frayproof environment (make peer)")
+def test_run_peer_returns_the_last_json_line(peer_python_path: Path) -> None:
     script = ("import json, sys, frayproof\n"
               "print('noise')\n"
               "print(json.dumps(sys.argv[1:] + [sys.stdin.read()]))")
