@@ -19,7 +19,7 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check frayproof_audit tests benchmarks examples
+	$(BIN)/ruff check frayproof_audit tests benchmarks examples sessiongen
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 import frayproof_audit
+from sessiongen.small import GeneratedCase, differential_cases
 from tests.case_data import load_cases
-from tests.generate import GeneratedCase, generate
 from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
 
 ORACLE = Path(__file__).with_name("peer_oracle.py")
@@ -205,7 +205,7 @@ def generated_jobs(files: Files, cases: list[GeneratedCase]) -> list[Job]:
 def test_generated_cases_match_frayproof(workdir: Path, peer_python_path: Path) -> None:
     files = Files(workdir / "generated", peer_python_path)
     files.root.mkdir()
-    jobs = generated_jobs(files, generate(SEED, COUNT))
+    jobs = generated_jobs(files, differential_cases(SEED, COUNT))
     judge(jobs, files)
     assert_all_equal(jobs)
 
@@ -233,7 +233,7 @@ def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def test_list_input_equals_file_input(tmp_path: Path) -> None:
     """Our strict file parser and the list API agree on every generated case."""
     files = Files(tmp_path)
-    for job in generated_jobs(files, generate(SEED + 1, 150)):
+    for job in generated_jobs(files, differential_cases(SEED + 1, 150)):
         try:
             messages = json.loads(job.after.read_bytes().decode("utf-8-sig"),
                                   object_pairs_hook=no_duplicates)

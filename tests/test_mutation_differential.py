@@ -21,7 +21,7 @@ from benchmarks.peer import peer_python
 from frayproof_audit.contract import parse_contract
 from frayproof_audit.mutate import MutationReport, build_mutants, run_mutations
 from frayproof_audit.snapshot import load_list
-from tests import mutation_sessions
+from sessiongen.small import mutation_cases
 from tests.helpers import REPO, expand
 
 pytestmark = pytest.mark.usefixtures("peer_python_path")
@@ -112,15 +112,18 @@ def compare(cases: list[list[Any]]) -> None:
     assert not mismatches, json.dumps(mismatches[0])[:3000]
 
 
+RANDOM_CASES = 250
+SHARED_CASES = 120
+
+
 def test_random_sessions_match_frayproof() -> None:
-    cases = [[*mutation_sessions.case(seed), []] for seed in range(250)]
+    cases = [[*case, []] for case in mutation_cases(seed=0, count=RANDOM_CASES)]
     compare(cases)
 
 
 def test_outputs_with_shared_objects_match_frayproof() -> None:
     cases = []
-    for seed in range(120):
-        before, after, contract = mutation_sessions.case(10_000 + seed)
+    for seed, (before, after, contract) in enumerate(mutation_cases(seed=1, count=SHARED_CASES)):
         n = len(after)
         if not n:
             continue

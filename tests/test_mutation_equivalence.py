@@ -1,6 +1,6 @@
 """The fast path is the reference path, faster: a property test over random sessions.
 
-For random sessions, outputs and contracts (see `tests/mutation_sessions.py`) and every
+For random sessions, outputs and contracts (see `sessiongen/small.py`) and every
 operator, each distinct mutant is judged twice: by the fast path (copy-on-write assembly,
 reused views and identities, the incremental evaluator) and by a full recheck,
 `check_loaded(before, load_list(mutant), contract)` on a deep-copied, in-place-edited mutant.
@@ -10,7 +10,6 @@ be equal. Baselines are not consulted, so failing outputs exercise the evaluator
 
 from __future__ import annotations
 
-import random
 from collections.abc import Hashable
 from typing import Any
 
@@ -24,7 +23,8 @@ from frayproof_audit.mutate.operators import OPERATOR_FUNCTIONS, Candidate, dedu
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
-from tests import mutation_sessions
+from sessiongen import small
+from sessiongen.source import RandomSource
 from tests.helpers import make_contract
 
 
@@ -61,38 +61,25 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_fast_path_equals_full_recheck(seed: int) -> None:
-    before, after, contract_yaml = mutation_sessions.case(seed)
-    _judge_both_ways(before, after, contract_yaml)
+    _judge_both_ways(*small.mutation_case(RandomSource(seed)))
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32 - 1))
 def test_fast_path_equals_full_recheck_on_clean_outputs(seed: int) -> None:
     """Well-formed transcripts under strict contracts: where the evaluator skips most checks."""
-    rng = random.Random(seed)
-    before = mutation_sessions.clean_session(rng)
-    after = mutation_sessions.compaction(before, rng)
-    document = {"pins": [{"name": "system", "role": "system"},
-                         {"name": "text", "contains": rng.choice(mutation_sessions.LITERALS)}],
-                "retain": {"latest_user_message": "exact",
-                           "recent_exchanges": rng.randint(1, 3),
-                           "tool_results": "complete"}}
-    if rng.random() < 0.5:
-        document["checks"] = {"tool_pairs": {"allow_trailing_pending_call": True},
-                              "structure": {"system_messages": "anywhere"}}
-    _judge_both_ways(before, after, mutation_sessions.contract_yaml(document))
+    _judge_both_ways(*small.clean_mutation_case(RandomSource(seed)))
 
 
 def test_the_generator_reaches_judged_mutants() -> None:
     """Guard against a generator that silently stops producing work for the properties."""
-    judged = sum(_judge_both_ways(*mutation_sessions.case(seed)) for seed in range(40))
+    judged = sum(_judge_both_ways(*case) for case in small.mutation_cases(seed=0, count=40))
     assert judged > 400
 
 
 def test_verify_mode_agrees_on_passing_pairs() -> None:
     checked = 0
-    for seed in range(60):
-        before_raw, after_raw, contract_yaml = mutation_sessions.case(seed)
+    for before_raw, after_raw, contract_yaml in small.mutation_cases(seed=1, count=60):
         before, after = load_list(before_raw), load_list(after_raw)
         report = mutate_pair(before, after, make_contract(contract_yaml), verify=True)
         checked += bool(report.mutants)
