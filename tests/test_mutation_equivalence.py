@@ -1,42 +1,52 @@
-"""The fast path is the reference path, faster: a property test over random sessions.
+"""The fast path is the reference path, faster: a property test over generated sessions.
 
-For random sessions, outputs and contracts (see `sessiongen/small.py`) and every
-operator, each distinct mutant is judged twice: by the fast path (copy-on-write assembly,
-reused views and identities, the incremental evaluator) and by a full recheck,
-`check_loaded(before, load_list(mutant), contract)` on a deep-copied, in-place-edited mutant.
-The groups (sites, index), the verdicts, the error-finding checks and the whole findings must
-be equal. Baselines are not consulted, so failing outputs exercise the evaluator too.
+For sessions, outputs and contracts drawn by hypothesis (`sessiongen.strategies`, so a failure
+shrinks to a small session) and every operator, each distinct mutant is
+judged twice: by the fast path (copy-on-write assembly, reused views and identities, the
+incremental evaluator) and by a full recheck, `check_loaded(before, load_list(mutant),
+contract)` on a deep-copied, in-place-edited mutant. The groups (sites, index), the verdicts,
+the error-finding checks and the whole findings must be equal. Baselines are not consulted, so
+failing outputs exercise the evaluator too.
 """
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import OPERATOR_FUNCTIONS, Candidate, dedupe
 from frayproof_audit.mutate.runner import reference_mutants
-from frayproof_audit.prepared import prepare_before
-from frayproof_audit.snapshot import load_list
+from frayproof_audit.prepared import BeforeFacts, prepare_before
+from frayproof_audit.snapshot import Loaded, load_list
 from sessiongen import small
 from sessiongen.source import RandomSource
+from sessiongen.strategies import clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
 
 
-def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: Any) -> int:
+def _candidates(name: str, after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """Operator `name`'s candidate edits (the one line that knows how operators are stored)."""
+    return OPERATOR_FUNCTIONS[name](after, contract, facts)
+
+
+def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: Any) -> Counter[str]:
+    """Compare both paths for every operator; return how many mutants each operator had."""
     contract = make_contract(contract_doc)
     before, after = load_list(before_raw), load_list(after_raw)
     assert not shares_mutable_objects(after.wire)
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
-    judged = 0
+    judged: Counter[str] = Counter()
     for name in OPERATORS:
-        candidates = OPERATOR_FUNCTIONS[name](after, contract, facts)
+        candidates = _candidates(name, after, contract, facts)
         cache: dict[int, Mutant] = {}
 
         def key(candidate: Candidate, cache: dict[int, Mutant] = cache) -> Hashable:
@@ -45,36 +55,46 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
         fast_groups = dedupe(candidates, key)
         slow = reference_mutants(after.wire, candidates)
         assert [(g.sites, g.first.message_index) for g in fast_groups] == [
-            (g.sites, g.first.message_index) for g, _ in slow]
+            (g.sites, g.first.message_index) for g, _ in slow], name
         for group, (_, messages) in zip(fast_groups, slow, strict=True):
             mutant = cache.get(id(group.first)) or shared.assemble(group.first.edit)[0]
-            assert mutant.loaded.wire == messages
+            assert mutant.loaded.wire == messages, name
             fast = shared.evaluate(group.first, mutant)
             full = check_loaded(before, load_list(messages), contract)
-            assert fast.passed == full.passed
-            assert fast.error_checks() == full.error_checks()
-            assert fast.violations == full.violations
-            judged += 1
+            assert fast.passed == full.passed, name
+            assert fast.error_checks() == full.error_checks(), name
+            assert fast.violations == full.violations, name
+            judged[name] += 1
     return judged
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(min_value=0, max_value=2**32 - 1))
-def test_fast_path_equals_full_recheck(seed: int) -> None:
-    _judge_both_ways(*small.mutation_case(RandomSource(seed)))
+@given(mutation_cases())
+def test_fast_path_equals_full_recheck(case: small.MutationCase) -> None:
+    _judge_both_ways(*case)
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=2**32 - 1))
-def test_fast_path_equals_full_recheck_on_clean_outputs(seed: int) -> None:
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clean_mutation_cases())
+def test_fast_path_equals_full_recheck_on_clean_outputs(case: small.MutationCase) -> None:
     """Well-formed transcripts under strict contracts: where the evaluator skips most checks."""
-    _judge_both_ways(*small.clean_mutation_case(RandomSource(seed)))
+    _judge_both_ways(*case)
+
+
+@functools.cache
+def _judged_on_a_seeded_sample() -> Counter[str]:
+    src = RandomSource(0)
+    judged: Counter[str] = Counter()
+    for case in small.mutation_cases(seed=0, count=30):
+        judged += _judge_both_ways(*case)
+    for _ in range(10):
+        judged += _judge_both_ways(*small.clean_mutation_case(src))
+    return judged
 
 
 def test_the_generator_reaches_judged_mutants() -> None:
     """Guard against a generator that silently stops producing work for the properties."""
-    judged = sum(_judge_both_ways(*case) for case in small.mutation_cases(seed=0, count=40))
-    assert judged > 400
+    assert sum(_judged_on_a_seeded_sample().values()) > 400
 
 
 def test_verify_mode_agrees_on_passing_pairs() -> None:
