@@ -1,12 +1,14 @@
 """The fast path is the reference path, faster: a property test over generated sessions.
 
 For sessions, outputs and contracts drawn by hypothesis (`sessiongen.strategies`, so a failure
-shrinks to a small session) and every operator, each distinct mutant is
+shrinks to a small session) and every registered operator (`frayproof_audit.mutate.OPERATORS`
+is iterated, so a new operator is covered without editing this file), each distinct mutant is
 judged twice: by the fast path (copy-on-write assembly, reused views and identities, the
 incremental evaluator) and by a full recheck, `check_loaded(before, load_list(mutant),
 contract)` on a deep-copied, in-place-edited mutant. The groups (sites, index), the verdicts,
 the error-finding checks and the whole findings must be equal. Baselines are not consulted, so
-failing outputs exercise the evaluator too.
+failing outputs exercise the evaluator too. Seeded guards check that the generator keeps
+producing judged mutants for every operator, so the property cannot pass vacuously.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from frayproof_audit.contract import Contract
@@ -95,6 +98,13 @@ def _judged_on_a_seeded_sample() -> Counter[str]:
 def test_the_generator_reaches_judged_mutants() -> None:
     """Guard against a generator that silently stops producing work for the properties."""
     assert sum(_judged_on_a_seeded_sample().values()) > 400
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_every_registered_operator_is_judged(operator: str) -> None:
+    assert _judged_on_a_seeded_sample()[operator] >= 3, (
+        f"the session generator gives {operator!r} (almost) no mutants: extend sessiongen.small "
+        "so the equivalence property covers it")
 
 
 def test_verify_mode_agrees_on_passing_pairs() -> None:
