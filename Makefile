@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PEER_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python
 
-.PHONY: demo test lint typecheck unit bench peer clean
+.PHONY: demo test lint typecheck unit bench docs peer clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check frayproof_audit tests benchmarks examples sessiongen
+	$(BIN)/ruff check frayproof_audit tests benchmarks examples sessiongen scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit
@@ -29,6 +29,11 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Rewrite the generated --help regions of docs/cli.md after changing a command or option
+# (tests/test_cli_docs.py fails until this has been run).
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_cli_docs.py
 
 # Optional: the reference peers (frayproof 0.1.0 needs Python 3.12) for differential tests
 # and benchmark baselines. Tests and benchmarks skip them cleanly when this is absent.
