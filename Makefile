@@ -35,11 +35,12 @@ bench: $(STAMP)
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_cli_docs.py
 
-# Optional: the reference peers (frayproof 0.1.0 needs Python 3.12) for differential tests
-# and benchmark baselines. Tests and benchmarks skip them cleanly when this is absent.
+# Optional: the reference peer (frayproof 0.1.0 needs Python 3.12) for differential tests and
+# benchmark baselines, which skip cleanly without it. Only what runs there is installed:
+# frayproof, and orjson for bench_check's parse-rate baseline inside the peer.
 peer:
 	test -x .peer/bin/python || $(PEER_PYTHON) -m venv .peer
-	.peer/bin/python -m pip install --quiet frayproof==0.1.0 tessera-transcript==0.1.0 orjson
+	.peer/bin/python -m pip install --quiet frayproof==0.1.0 orjson
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -33,7 +33,8 @@ from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
 
 ORACLE = Path(__file__).with_name("peer_oracle.py")
 SEED = int(os.environ.get("FRAYPROOF_DIFF_SEED", "0"))
-COUNT = int(os.environ.get("FRAYPROOF_DIFF_CASES", "400"))
+DEFAULT_COUNT = 400  # README.md states it; tests/test_meta.py keeps the two equal
+COUNT = int(os.environ.get("FRAYPROOF_DIFF_CASES", str(DEFAULT_COUNT)))
 
 Verdict = list[Any]
 

@@ -71,13 +71,17 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
     return judged
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NOISY_EXAMPLES = 150  # docs/mutation.md states both; tests/test_meta.py keeps them equal
+CLEAN_EXAMPLES = 60
+
+
+@settings(max_examples=NOISY_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutation_cases())
 def test_fast_path_equals_full_recheck(case: small.MutationCase) -> None:
     _judge_both_ways(*case)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=CLEAN_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clean_mutation_cases())
 def test_fast_path_equals_full_recheck_on_clean_outputs(case: small.MutationCase) -> None:
     """Well-formed transcripts under strict contracts: where the evaluator skips most checks."""
