@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PEER_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python
 
-.PHONY: demo test lint typecheck unit bench peer clean
+.PHONY: demo test lint typecheck unit bench docs peer clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ demo: $(STAMP)
 test: $(STAMP) lint typecheck unit
 
 lint: $(STAMP)
-	$(BIN)/ruff check frayproof_audit tests benchmarks examples
+	$(BIN)/ruff check frayproof_audit tests benchmarks examples sessiongen scripts
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit
@@ -30,11 +30,17 @@ unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
-# Optional: the reference peers (frayproof 0.1.0 needs Python 3.12) for differential tests
-# and benchmark baselines. Tests and benchmarks skip them cleanly when this is absent.
+# Rewrite the generated --help regions of docs/cli.md after changing a command or option
+# (tests/test_cli_docs.py fails until this has been run).
+docs: $(STAMP)
+	$(BIN)/python scripts/gen_cli_docs.py
+
+# Optional: the reference peer (frayproof 0.1.0 needs Python 3.12) for differential tests and
+# benchmark baselines, which skip cleanly without it. Only what runs there is installed:
+# frayproof, and orjson for bench_check's parse-rate baseline inside the peer.
 peer:
 	test -x .peer/bin/python || $(PEER_PYTHON) -m venv .peer
-	.peer/bin/python -m pip install --quiet frayproof==0.1.0 tessera-transcript==0.1.0 orjson
+	.peer/bin/python -m pip install --quiet frayproof==0.1.0 orjson
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

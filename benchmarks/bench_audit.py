@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks import corpus
+from sessiongen import realistic
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_MB = 200
@@ -64,10 +64,10 @@ class Measured:
 
 
 def corpus_file(data_dir: Path, megabytes: int, seed: int) -> Path:
-    path = data_dir / f"audit-v{corpus.CORPUS_VERSION}-seed{seed}-{megabytes}mb.jsonl"
+    path = data_dir / f"audit-v{realistic.CORPUS_VERSION}-seed{seed}-{megabytes}mb.jsonl"
     if not path.exists():
         print(f"generating {megabytes} MB into {path} (cached for later runs) ...", flush=True)
-        corpus.write_jsonl(path, target_bytes=megabytes * 1_000_000, seed=seed, nights=3,
+        realistic.write_jsonl(path, target_bytes=megabytes * 1_000_000, seed=seed, nights=3,
                            bad_records=8)
     return path
 
@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     megabytes = args.megabytes or (QUICK_MB if args.quick else DEFAULT_MB)
     args.data_dir.mkdir(parents=True, exist_ok=True)
     path = corpus_file(args.data_dir, megabytes, args.seed)
-    contract = corpus.write_contract(args.data_dir / "bench_contract.yaml")
+    contract = realistic.write_contract(args.data_dir / "bench_contract.yaml")
     size = path.stat().st_size / 1e6
     print(f"corpus {path.name}: {size:.0f} MB; {os.cpu_count()} CPU(s); python {sys.version.split()[0]};"
           f" load average {os.getloadavg()[0]:.2f}")

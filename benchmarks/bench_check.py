@@ -34,11 +34,12 @@ from typing import Any
 
 import orjson
 
-from benchmarks import corpus, peer
+from benchmarks import peer
 from frayproof_audit import engine, jsonio, snapshot
 from frayproof_audit.contract import Contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import message_identity
+from sessiongen import realistic
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_PAIRS = 800
@@ -68,10 +69,10 @@ class Rate:
 def corpus_file(data_dir: Path, pairs: int, seed: int) -> Path:
     """The cached corpus for these parameters, generated on first use (key includes the
     generator revision, so a changed generator never reuses stale data)."""
-    path = data_dir / f"check-v{corpus.CORPUS_VERSION}-seed{seed}-{pairs}.jsonl"
+    path = data_dir / f"check-v{realistic.CORPUS_VERSION}-seed{seed}-{pairs}.jsonl"
     if not path.exists():
         print(f"generating {pairs} pairs into {path} (cached for later runs) ...", flush=True)
-        corpus.write_jsonl(path, n_pairs=pairs, seed=seed)
+        realistic.write_jsonl(path, n_pairs=pairs, seed=seed)
     return path
 
 
@@ -173,7 +174,7 @@ def measure_peer(path: Path, pairs: int, megabytes: float, repeat: int) -> PeerR
     if peer.peer_python() is None:
         return f"no frayproof environment (run `make peer` or set {peer.PEER_ENV})"
     with tempfile.TemporaryDirectory() as scratch:
-        contract_path = corpus.write_contract(Path(scratch) / "contract.yaml")
+        contract_path = realistic.write_contract(Path(scratch) / "contract.yaml")
         try:
             found = peer.run_peer(PEER_SCRIPT, [str(path), str(contract_path), str(repeat)])
         except peer.PeerError as exc:
@@ -366,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = args.corpus or corpus_file(args.data_dir, pairs, args.seed)
     lines = path.read_bytes().splitlines()
     megabytes = sum(map(len, lines)) / 1e6
-    contract = corpus.bench_contract()
+    contract = realistic.bench_contract()
     print(f"bench_check: {len(lines)} records, {megabytes:.1f} MB ({path.name}); "
           f"Python {platform.python_version()}, {os.cpu_count()} CPUs, best of {repeat}")
     verdicts = ours_pass(lines, contract)  # warm-up, and the verdicts to compare

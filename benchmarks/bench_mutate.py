@@ -2,7 +2,8 @@
 
 Realistic pairs (10-400 message sessions with parallel tool calls, tool results of 50 B to
 20 KB, compacted by good strategies so every baseline passes and all mutants are judged) come
-from `benchmarks.corpus` (or, with `--local`, from the small generator below). Each pair
+from `sessiongen.realistic` (with `--local --max-result N`, bare sessions whose tool results are
+capped at N characters, e.g. to measure tiny-result sessions). Each pair
 is stored as JSON bytes. Our paths start from those bytes (strict parse, load, mutate); the
 frayproof peer (`benchmarks.peer`: `.peer/bin/python` from `make peer`, or
 `$FRAYPROOF_PEER_PYTHON`) gets the same pairs as parsed lists and times only its
@@ -16,8 +17,6 @@ identical results. Target: fast path >= 50x frayproof (floor 10x).
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
 import math
 import random
 import sys
@@ -33,11 +32,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`benchmarks` importable
     sys.path.insert(0, str(REPO))
 
-from benchmarks import corpus  # noqa: E402
 from benchmarks.peer import PeerError, peer_python, run_peer  # noqa: E402
 from frayproof_audit.contract import Contract, parse_contract  # noqa: E402
 from frayproof_audit.mutate import mutate_pair, run_mutations  # noqa: E402
 from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes  # noqa: E402
+from sessiongen import realistic  # noqa: E402
 
 DEFAULT_PAIRS = 40
 QUICK_PAIRS = 6
@@ -50,75 +49,27 @@ Counts = list[int]
 
 def corpus_pairs(count: int, seed: int, local: bool = False,
                  max_result: int = 20_000) -> tuple[list[Pair], str, str]:
-    """(pairs, contract YAML, source name): `benchmarks.corpus`, or with `local` the small
-    generator below (which can cap tool results, e.g. to measure tiny-result sessions)."""
+    """(pairs, contract YAML, source name): records from `sessiongen.realistic` compacted by its
+    good compactors, or with `local` bare sessions with tool results of at most `max_result`
+    characters, compacted to a summary and the last 2-4 closed exchanges."""
     if local:
-        return (local_pairs(count, seed, max_result), corpus.BENCH_CONTRACT,
-                f"bench_mutate's local generator (results 50 B-{max_result} B)")
+        return (local_pairs(count, seed, max_result), realistic.BENCH_CONTRACT,
+                f"sessiongen.realistic sessions (results 50 B-{max_result} B)")
     rng = random.Random(seed)
-    good = list(corpus.GOOD_COMPACTORS)
+    good = list(realistic.GOOD_COMPACTORS)
     pairs = []
     for _ in range(count):
-        record = corpus.generate_pair(rng, compactor=rng.choice(good))
+        record = realistic.generate_pair(rng, compactor=rng.choice(good))
         pairs.append((record["before"], record["after"]))
-    return pairs, corpus.BENCH_CONTRACT, "benchmarks.corpus"
-
-
-_WORDS = ("read", "write", "patch", "config", "deploy", "error", "value", "index", "query",
-          "cache", "node", "table", "the", "a", "of", "build", "test", "log", "user", "data")
-
-
-def _text(rng: random.Random, size: int) -> str:
-    words: list[str] = []
-    length = 0
-    while length < size:
-        word = rng.choice(_WORDS)
-        words.append(word)
-        length += len(word) + 1
-    return " ".join(words)[:size]
-
-
-def _session(rng: random.Random, size: int, max_result: int) -> list[Any]:
-    messages: list[Any] = [{"role": "system", "content": "You are a careful agent. "
-                            + _text(rng, 300)}]
-    counter = 0
-    while len(messages) < size - 1:
-        messages.append({"role": "user", "content": _text(rng, rng.randint(20, 400))})
-        for _ in range(rng.randint(0, 3)):
-            calls = []
-            for _ in range(rng.choice((1, 1, 2, 3, 4))):
-                counter += 1
-                calls.append({"id": f"call_{counter:06d}", "type": "function",
-                              "function": {"name": rng.choice(_WORDS),
-                                           "arguments": json.dumps({"path": _text(rng, 20)})}})
-            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-            for call in rng.sample(calls, len(calls)):
-                length = int(math.exp(rng.uniform(math.log(50), math.log(max_result))))
-                messages.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": _text(rng, length)})
-        messages.append({"role": "assistant", "content": _text(rng, rng.randint(20, 300))})
-    messages.append({"role": "user", "content": _text(rng, 100)})
-    return messages
-
-
-def _compact(messages: list[Any], keep: int) -> list[Any]:
-    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
-    spans = [(a, b) for a, b in itertools.pairwise(users)
-             if any(messages[k]["role"] in ("assistant", "tool") for k in range(a + 1, b))]
-    if len(spans) <= keep:
-        return list(messages)
-    start = spans[-keep][0]
-    return [messages[0], {"role": "assistant", "content": "Summary of earlier work."},
-            *messages[start:]]
+    return pairs, realistic.BENCH_CONTRACT, "sessiongen.realistic"
 
 
 def local_pairs(count: int, seed: int, max_result: int = 20_000) -> list[Pair]:
     rng = random.Random(seed)
     pairs = []
     for _ in range(count):
-        size = int(math.exp(rng.uniform(math.log(10), math.log(400))))
-        before = _session(rng, size, max(max_result, 51))
-        pairs.append((before, _compact(before, rng.randint(2, 4))))
+        before = realistic.generate_session(rng, realistic.session_length(rng), max_result=max_result)
+        pairs.append((before, realistic.summary_keep_last_n(before, rng)))
     return pairs
 
 
@@ -204,9 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="passes per contender, best counts (default 2, quick 1)")
     parser.add_argument("--no-peer", action="store_true", help="skip frayproof")
     parser.add_argument("--local", action="store_true",
-                        help="use this module's small generator instead of benchmarks.corpus")
+                        help="bare generated sessions (capped by --max-result) instead of records")
     parser.add_argument("--max-result", type=int, default=20_000, metavar="BYTES",
-                        help="largest tool result of the local generator (default 20000)")
+                        help="largest tool result with --local (default 20000)")
     options = parser.parse_args(argv)
     count = options.pairs or (QUICK_PAIRS if options.quick else DEFAULT_PAIRS)
     repeat = options.repeat or (1 if options.quick else 2)

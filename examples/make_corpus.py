@@ -3,7 +3,7 @@
     python examples/make_corpus.py            # rewrites examples/corpus/ (deterministic)
     python examples/make_corpus.py --check    # exit 1 if the committed files are out of date
 
-Sessions come from `benchmarks.corpus` (realistic agent sessions, three good compactors and six
+Sessions come from `sessiongen.realistic` (realistic agent sessions, three good compactors and six
 buggy ones), with every text cut to a few hundred characters so the whole corpus stays
 commit-sized. Each night is logged in a different format, the way logging setups drift:
 
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.corpus import (  # noqa: E402 - the repository root is on sys.path only now
+from sessiongen.realistic import (  # noqa: E402 - the repository root is on sys.path only now
     BAD_KINDS,
     COMPACTOR_WEIGHTS,
     COMPACTORS,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import inspect
 import io
 import json
@@ -58,7 +59,8 @@ def test_frayproof_public_names_exist() -> None:
     for name in (*FRAYPROOF_NAMES, "Violation", "Snapshot", "Message", "ToolCall"):
         assert name in frayproof_audit.__all__
         assert hasattr(frayproof_audit, name)
-    assert frayproof_audit.__version__ == "0.1.0"
+    # The version the package was installed as, whatever it is: no literal to forget on release.
+    assert frayproof_audit.__version__ == importlib.metadata.version("frayproof-audit")
 
 
 def test_input_error_is_a_value_error() -> None:

@@ -1,45 +1,42 @@
-"""Smoke tests for the benchmark suite: the corpus generator is deterministic, its compactors
-fail the benchmark contract exactly as intended, its bad lines are rejected at the intended
-stage, and bench_check runs end to end. Fast (a few seconds); no speed is asserted."""
+"""Smoke tests for the benchmark suite: the realistic generator (`sessiongen.realistic`) is
+deterministic for a seed (that is its contract, hence the explicit `random.Random` seeds), its
+compactors fail the benchmark contract exactly as intended, its bad lines are rejected at the
+intended stage, and bench_check runs end to end. Fast (a few seconds); no speed is asserted."""
 
 from __future__ import annotations
 
 import gzip
 import importlib
 import random
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # `benchmarks` is a top-level folder, not an installed package
-    sys.path.insert(0, str(ROOT))
+from benchmarks import bench_check, corpus, peer
+from frayproof_audit import InputError, check, jsonio, load_contract, snapshot
+from sessiongen import realistic
 
-from benchmarks import bench_check, corpus, peer  # noqa: E402
-from frayproof_audit import InputError, check, jsonio, load_contract, snapshot  # noqa: E402
-
-CONTRACT = corpus.bench_contract()
+CONTRACT = realistic.bench_contract()
 
 
 def test_sessions_are_deterministic_for_a_seed() -> None:
-    first = corpus.generate_session(random.Random(7), 120)
-    assert first == corpus.generate_session(random.Random(7), 120)
-    assert first != corpus.generate_session(random.Random(8), 120)
+    first = realistic.generate_session(random.Random(7), 120)
+    assert first == realistic.generate_session(random.Random(7), 120)
+    assert first != realistic.generate_session(random.Random(8), 120)
 
 
 def test_pairs_and_lines_are_deterministic_for_a_seed() -> None:
-    pair = corpus.generate_pair(random.Random(3), n_messages=60)
-    assert pair == corpus.generate_pair(random.Random(3), n_messages=60)
-    first = list(corpus.iter_lines(n_pairs=2, seed=5, bad_records=1))
-    assert first == list(corpus.iter_lines(n_pairs=2, seed=5, bad_records=1))
+    pair = realistic.generate_pair(random.Random(3), n_messages=60)
+    assert pair == realistic.generate_pair(random.Random(3), n_messages=60)
+    first = list(realistic.iter_lines(n_pairs=2, seed=5, bad_records=1))
+    assert first == list(realistic.iter_lines(n_pairs=2, seed=5, bad_records=1))
 
 
 @pytest.mark.parametrize("n_messages", [4, 5, 10, 11, 57, 400])
 def test_sessions_have_the_requested_length_and_shape(n_messages: int) -> None:
     for seed in range(3):
-        session = corpus.generate_session(random.Random(seed), n_messages)
+        session = realistic.generate_session(random.Random(seed), n_messages)
         assert len(session) == n_messages
         assert session[0]["role"] == "system"
         ids = [call["id"] for m in session for call in m.get("tool_calls") or ()]
@@ -48,7 +45,7 @@ def test_sessions_have_the_requested_length_and_shape(n_messages: int) -> None:
 
 
 def test_sessions_show_the_realistic_features() -> None:
-    sessions = [corpus.generate_session(random.Random(seed), 120) for seed in range(15)]
+    sessions = [realistic.generate_session(random.Random(seed), 120) for seed in range(15)]
     messages = [m for session in sessions for m in session]
     assert any("refusal" in m and m["refusal"] is None for m in messages)
     assert any("tool_calls" in m and m["tool_calls"] is None for m in messages)
@@ -59,24 +56,24 @@ def test_sessions_show_the_realistic_features() -> None:
     assert min(sizes) >= 50 and max(sizes) <= 20_000 and max(sizes) > 10_000
 
 
-@pytest.mark.parametrize("name", sorted(corpus.COMPACTORS))
+@pytest.mark.parametrize("name", sorted(realistic.COMPACTORS))
 def test_compactors_fail_the_contract_exactly_as_intended(name: str) -> None:
     for seed in range(4):
-        record = corpus.generate_pair(random.Random(seed), compactor=name, n_messages=90)
+        record = realistic.generate_pair(random.Random(seed), compactor=name, n_messages=90)
         assert record["compactor"] == name
         report = check(record["before"], record["after"], CONTRACT)
         failed = {violation.check for violation in report.violations if violation.severity == "error"}
-        assert failed == corpus.EXPECTED_CHECKS[name], (seed, report.to_text())
+        assert failed == realistic.EXPECTED_CHECKS[name], (seed, report.to_text())
 
 
 def test_good_compactions_are_smaller_than_their_sessions() -> None:
-    for name in corpus.GOOD_COMPACTORS:
-        record = corpus.generate_pair(random.Random(1), compactor=name, n_messages=300)
+    for name in realistic.GOOD_COMPACTORS:
+        record = realistic.generate_pair(random.Random(1), compactor=name, n_messages=300)
         assert len(record["after"]) < len(record["before"])
 
 
 def test_records_carry_the_input_record_fields() -> None:
-    record = orjson.loads(next(corpus.iter_lines(n_pairs=1, seed=2, nights=3)))
+    record = orjson.loads(next(realistic.iter_lines(n_pairs=1, seed=2, nights=3)))
     assert set(record) == {"pair_id", "session_id", "compactor", "logged_at", "before", "after"}
     assert record["logged_at"].startswith("2025-06-02T") and record["logged_at"].endswith("Z")
 
@@ -98,9 +95,9 @@ def stage_of_failure(line: bytes) -> str | None:
 
 
 def test_write_jsonl_mixes_in_bad_lines_rejected_where_intended(tmp_path: Path) -> None:
-    path = tmp_path / "corpus.jsonl"
-    bad = len(corpus.BAD_KINDS) + 2
-    assert corpus.write_jsonl(path, n_pairs=6, seed=4, nights=2, bad_records=bad) == 6 + bad
+    path = tmp_path / "realistic.jsonl"
+    bad = len(realistic.BAD_KINDS) + 2
+    assert realistic.write_jsonl(path, n_pairs=6, seed=4, nights=2, bad_records=bad) == 6 + bad
     lines = path.read_bytes().splitlines()
     assert len(lines) == 6 + bad
     kinds = []
@@ -111,14 +108,14 @@ def test_write_jsonl_mixes_in_bad_lines_rejected_where_intended(tmp_path: Path) 
             continue
         kind = line[marker + 5:].split(b'"', 1)[0].decode()
         kinds.append(kind)
-        assert stage_of_failure(line) == corpus.BAD_KIND_STAGE[kind], kind
-    assert sorted(set(kinds)) == sorted(corpus.BAD_KINDS)
+        assert stage_of_failure(line) == realistic.BAD_KIND_STAGE[kind], kind
+    assert sorted(set(kinds)) == sorted(realistic.BAD_KINDS)
     assert len(kinds) == bad
 
 
 def test_write_jsonl_by_size_and_gzip(tmp_path: Path) -> None:
-    path = tmp_path / "corpus.jsonl.gz"
-    lines = corpus.write_jsonl(path, target_bytes=200_000, seed=1, bad_records=1)
+    path = tmp_path / "realistic.jsonl.gz"
+    lines = realistic.write_jsonl(path, target_bytes=200_000, seed=1, bad_records=1)
     assert len(gzip.decompress(path.read_bytes()).splitlines()) == lines >= 2
 
 
@@ -127,12 +124,12 @@ def test_corpus_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert corpus.main([str(out), "--pairs", "3", "--bad", "1", "--contract", str(contract)]) == 0
     assert len(out.read_bytes().splitlines()) == 4
     assert "wrote 4 lines" in capsys.readouterr().out
-    assert load_contract(str(contract)) == corpus.bench_contract()
+    assert load_contract(str(contract)) == realistic.bench_contract()
 
 
 def test_bench_check_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "tiny.jsonl"
-    corpus.write_jsonl(path, n_pairs=6, seed=3, bad_records=2)
+    realistic.write_jsonl(path, n_pairs=6, seed=3, bad_records=2)
     assert bench_check.main(["--quick", "--corpus", str(path), "--no-peer", "--stages"]) == 0
     out = capsys.readouterr().out
     assert "orjson.loads" in out and "ours / orjson" in out and "frayproof: skipped" in out
@@ -158,9 +155,7 @@ def test_peer_is_skipped_cleanly_without_an_environment(monkeypatch: pytest.Monk
     assert isinstance(result, str) and peer.PEER_ENV in result
 
 
-def test_run_peer_returns_the_last_json_line() -> None:
-    if peer.peer_python() is None:
-        pytest.skip("no frayproof environment (make peer)")
+def test_run_peer_returns_the_last_json_line(peer_python_path: Path) -> None:
     script = ("import json, sys, frayproof\n"
               "print('noise')\n"
               "print(json.dumps(sys.argv[1:] + [sys.stdin.read()]))")

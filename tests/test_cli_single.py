@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
+from frayproof_audit import __version__
 from frayproof_audit.cli import main
 from frayproof_audit.cli.single import check_command, validate_command
 from tests.helpers import REPO, run_cli
@@ -161,7 +162,7 @@ def test_usage_errors_exit_2_with_usage_on_stderr(args: tuple[str, ...]) -> None
 
 
 def test_version() -> None:
-    assert run_cli("--version", expect=0).stdout == "frayproof-audit 0.1.0\n"
+    assert run_cli("--version", expect=0).stdout == f"frayproof-audit {__version__}\n"
 
 
 def test_bare_invocation_prints_help_and_exits_2() -> None:
@@ -206,7 +207,7 @@ def test_python_m_check_from_another_directory(tmp_path: Path) -> None:
 
 
 def test_python_m_version() -> None:
-    assert run_cli("--version", real=True).stdout == "frayproof-audit 0.1.0\n"
+    assert run_cli("--version", real=True).stdout == f"frayproof-audit {__version__}\n"
 
 
 # --- the docs show real output ---------------------------------------------------------

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from frayproof_audit.corpus import audit, read_table
-from tests.test_corpus_support import (
+from tests.corpus_support import (
     BAD_LINES,
     MAX_RECORD_BYTES,
     good_lines,

@@ -13,8 +13,8 @@ import pytest
 from frayproof_audit.cli.audit_cmd import _ProgressLine
 from frayproof_audit.corpus.run import Progress
 from frayproof_audit.corpus.summary import RunSummary
+from tests.corpus_support import BAD_LINES, good_lines, line, record, write_contract, write_jsonl
 from tests.helpers import run_cli
-from tests.test_corpus_support import BAD_LINES, good_lines, line, record, write_contract, write_jsonl
 
 
 @pytest.fixture

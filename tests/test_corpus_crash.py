@@ -17,9 +17,9 @@ import pytest
 import frayproof_audit.corpus.run as corpus_run
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.store import STAGING
+from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.fault_entry import PAUSE_LINE, CrashOn
 from tests.helpers import REPO
-from tests.test_corpus_support import good_lines, write_contract, write_jsonl
 
 DATA_TABLES = ("pairs", "findings", "mutants")
 

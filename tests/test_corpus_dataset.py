@@ -23,7 +23,7 @@ from frayproof_audit.corpus.dataset_reader import committed_files
 from frayproof_audit.corpus.store import STAGING, write_parquet
 from frayproof_audit.corpus.tables import FINDINGS_SCHEMA, SCHEMAS, TABLES, TableBuilder, file_metadata
 from frayproof_audit.report import VIOLATION_FIELDS
-from tests.test_corpus_support import (
+from tests.corpus_support import (
     MAX_RECORD_BYTES,
     good_lines,
     line,

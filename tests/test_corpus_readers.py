@@ -24,7 +24,7 @@ from frayproof_audit.corpus.config import (
 )
 from frayproof_audit.corpus.shards import plan
 from frayproof_audit.corpus.sources import Source, SourceError, expand_inputs
-from tests.test_corpus_support import (
+from tests.corpus_support import (
     COMPACTORS,
     FAILING,
     good_lines,

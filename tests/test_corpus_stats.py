@@ -10,7 +10,7 @@ import pytest
 
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.stats import StatsError
-from tests.test_corpus_support import BAD_LINES, FAILING, good_lines, write_contract, write_jsonl
+from tests.corpus_support import BAD_LINES, FAILING, good_lines, write_contract, write_jsonl
 
 
 @pytest.fixture(scope="module")

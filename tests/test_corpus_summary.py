@@ -13,7 +13,7 @@ from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.status import PairStatus
 from frayproof_audit.corpus.summary import SUMMARY_SCHEMA_VERSION, NotAudited, RunSummary
 from frayproof_audit.corpus.tally import Tally
-from tests.test_corpus_support import BAD_LINES, good_lines, write_contract, write_jsonl
+from tests.corpus_support import BAD_LINES, good_lines, write_contract, write_jsonl
 
 START = datetime(2025, 6, 2, 1, 0, tzinfo=UTC)
 

@@ -1,7 +1,8 @@
 """Differential test: our verdicts equal frayproof 0.1.0's on the same files.
 
 frayproof runs in its own Python 3.12 environment (`.peer/bin/python`, or the interpreter named
-by FRAYPROOF_PEER_PYTHON) through `tests/peer_oracle.py`, once for every job. Compared: pass or
+by FRAYPROOF_PEER_PYTHON; the `peer_python_path` fixture skips without one, or fails under
+FRAYPROOF_AUDIT_REQUIRE_PEER=1) through `tests/peer_oracle.py`, once for every job. Compared: pass or
 fail and, finding by finding in order, (check, severity, snapshot, message_index, tool_call_id,
 pin, rule). Input errors compare as "both input errors". Deliberate differences:
 
@@ -26,14 +27,14 @@ from typing import Any
 import pytest
 
 import frayproof_audit
+from sessiongen.small import GeneratedCase, differential_cases
 from tests.case_data import load_cases
-from tests.generate import GeneratedCase, generate
-from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, REPO, make_contract, verdict
+from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
 
-PEER_PYTHON = Path(os.environ.get("FRAYPROOF_PEER_PYTHON", REPO / ".peer" / "bin" / "python"))
 ORACLE = Path(__file__).with_name("peer_oracle.py")
 SEED = int(os.environ.get("FRAYPROOF_DIFF_SEED", "0"))
-COUNT = int(os.environ.get("FRAYPROOF_DIFF_CASES", "400"))
+DEFAULT_COUNT = 400  # README.md states it; tests/test_meta.py keeps the two equal
+COUNT = int(os.environ.get("FRAYPROOF_DIFF_CASES", str(DEFAULT_COUNT)))
 
 Verdict = list[Any]
 
@@ -76,9 +77,9 @@ def same(ours: Verdict, theirs: Verdict) -> bool:
     return ours == theirs
 
 
-def run_peer(specs: list[dict[str, Any]]) -> list[Verdict]:
+def run_peer(python: Path, specs: list[dict[str, Any]]) -> list[Verdict]:
     done = subprocess.run(
-        [str(PEER_PYTHON), str(ORACLE)], input=json.dumps(specs), capture_output=True,
+        [str(python), str(ORACLE)], input=json.dumps(specs), capture_output=True,
         text=True, timeout=300, check=False,
     )
     assert done.returncode == 0, f"peer oracle failed:\n{done.stderr}"
@@ -86,26 +87,15 @@ def run_peer(specs: list[dict[str, Any]]) -> list[Verdict]:
     return result
 
 
-def peer_available() -> bool:
-    if not PEER_PYTHON.exists():
-        return False
-    probe = subprocess.run(
-        [str(PEER_PYTHON), "-c", "import frayproof; print(frayproof.__version__)"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )
-    return probe.returncode == 0 and probe.stdout.strip() == "0.1.0"
-
-
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not peer_available():
-        pytest.skip(f"frayproof 0.1.0 not available at {PEER_PYTHON} (run `make peer`)")
+def workdir(tmp_path_factory: pytest.TempPathFactory, peer_python_path: Path) -> Path:
     return tmp_path_factory.mktemp("differential")
 
 
 class Files:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, peer: Path | None = None) -> None:
         self.root = root
+        self.peer = peer  # the frayproof interpreter `judge` asks
         self.n = 0
 
     def write(self, data: bytes, suffix: str) -> Path:
@@ -140,7 +130,8 @@ def judge(jobs: list[Job], files: Files) -> None:
             if cleaned is not None:
                 normalized_at[index] = len(specs)
                 specs.append(job.spec(files.write(cleaned, ".json")))
-    verdicts = run_peer(specs)
+    assert files.peer is not None, "judging needs the peer interpreter"
+    verdicts = run_peer(files.peer, specs)
     for index, job in enumerate(jobs):
         job.peer = verdicts[index]
         if index in normalized_at:
@@ -169,8 +160,8 @@ def assert_all_equal(jobs: list[Job]) -> None:
     assert not problems, f"{len(problems)} of {len(jobs)} differ:\n" + "\n".join(problems[:15])
 
 
-def test_yaml_cases_match_frayproof(workdir: Path) -> None:
-    files = Files(workdir / "cases")
+def test_yaml_cases_match_frayproof(workdir: Path, peer_python_path: Path) -> None:
+    files = Files(workdir / "cases", peer_python_path)
     files.root.mkdir()
     jobs = []
     for case in load_cases():
@@ -188,8 +179,8 @@ def test_yaml_cases_match_frayproof(workdir: Path) -> None:
     assert sum(1 for job in jobs if job.ours[0] == "ok" and job.ours[2]) > 100
 
 
-def test_fixtures_match_frayproof(workdir: Path) -> None:
-    files = Files(workdir / "fixtures")
+def test_fixtures_match_frayproof(workdir: Path, peer_python_path: Path) -> None:
+    files = Files(workdir / "fixtures", peer_python_path)
     files.root.mkdir()
     clean = FIXTURES / "clean_session.json"
     jobs = [Job(f"validate {path.name}", path) for path in sorted(FIXTURES.glob("*.json"))]
@@ -212,10 +203,10 @@ def generated_jobs(files: Files, cases: list[GeneratedCase]) -> list[Job]:
     return jobs
 
 
-def test_generated_cases_match_frayproof(workdir: Path) -> None:
-    files = Files(workdir / "generated")
+def test_generated_cases_match_frayproof(workdir: Path, peer_python_path: Path) -> None:
+    files = Files(workdir / "generated", peer_python_path)
     files.root.mkdir()
-    jobs = generated_jobs(files, generate(SEED, COUNT))
+    jobs = generated_jobs(files, differential_cases(SEED, COUNT))
     judge(jobs, files)
     assert_all_equal(jobs)
 
@@ -243,7 +234,7 @@ def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def test_list_input_equals_file_input(tmp_path: Path) -> None:
     """Our strict file parser and the list API agree on every generated case."""
     files = Files(tmp_path)
-    for job in generated_jobs(files, generate(SEED + 1, 150)):
+    for job in generated_jobs(files, differential_cases(SEED + 1, 150)):
         try:
             messages = json.loads(job.after.read_bytes().decode("utf-8-sig"),
                                   object_pairs_hook=no_duplicates)
@@ -258,8 +249,9 @@ def test_list_input_equals_file_input(tmp_path: Path) -> None:
         assert same(from_list, from_file), (job.name, from_list, from_file)
 
 
-def test_deep_nesting_is_an_input_error_where_frayproof_crashes_b1(workdir: Path) -> None:
-    files = Files(workdir / "deep")
+def test_deep_nesting_is_an_input_error_where_frayproof_crashes_b1(workdir: Path,
+                                                                   peer_python_path: Path) -> None:
+    files = Files(workdir / "deep", peer_python_path)
     files.root.mkdir()
     deep = b'[{"role": "user", "content": "x", "m": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]"
     just_over = b'[{"role": "user", "content": "x", "m": ' + b"[" * 600 + b"]" * 600 + b"}]"

@@ -44,3 +44,19 @@ def test_every_check_is_documented(name: str) -> None:
 @pytest.mark.parametrize("name", OPERATORS)
 def test_every_operator_is_documented(name: str) -> None:
     assert name in (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
+
+
+def test_documented_test_sizes_are_the_tests_settings() -> None:
+    """The numbers of generated cases the docs promise are the ones the tests run."""
+    from tests import test_differential, test_mutation_differential, test_mutation_equivalence
+
+    mutation_doc = (ROOT / "docs" / "mutation.md").read_text(encoding="utf-8")
+    plain, shared = test_mutation_differential.RANDOM_CASES, test_mutation_differential.SHARED_CASES
+    noisy, clean = test_mutation_equivalence.NOISY_EXAMPLES, test_mutation_equivalence.CLEAN_EXAMPLES
+    flat = " ".join(mutation_doc.split())
+    assert f"{plain + shared} generated cases, {plain} plain and {shared} whose output" in flat
+    assert (f"{noisy + clean} drawn (session, output, contract) cases per run, {noisy} noisy "
+            f"and {clean}") in flat
+    readme = " ".join(README.split())
+    assert f"on {test_differential.DEFAULT_COUNT} generated `validate`/`check` cases" in readme
+    assert f"on {plain + shared} generated mutation cases" in readme

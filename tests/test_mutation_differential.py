@@ -1,6 +1,7 @@
 """Differential tests against frayproof 0.1.0 itself, run by its own Python 3.12 interpreter.
 
-`make peer` installs frayproof into `.peer/`; without it these tests skip. Verdict data is
+`make peer` installs frayproof into `.peer/`; without it these tests skip (or fail, under
+FRAYPROOF_AUDIT_REQUIRE_PEER=1: see the `peer_python_path` fixture in conftest.py). Verdict data is
 compared, not wording: per mutant the operator, status, message index, sites and every
 finding's (check, severity, snapshot, index, tool_call_id, pin, rule), plus counts and score.
 """
@@ -16,14 +17,14 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.peer import peer_python
 from frayproof_audit.contract import parse_contract
 from frayproof_audit.mutate import MutationReport, build_mutants, run_mutations
 from frayproof_audit.snapshot import load_list
-from tests import mutation_sessions
+from sessiongen.small import mutation_cases
 from tests.helpers import REPO, expand
 
-PEER = REPO / ".peer" / "bin" / "python"
-pytestmark = pytest.mark.skipif(not PEER.exists(), reason="frayproof peer (.peer/) not installed")
+pytestmark = pytest.mark.usefixtures("peer_python_path")
 
 # Runs inside the peer: reads [[before, after, contract_yaml, sharing], ...] on stdin. `sharing`
 # lists (kind, i, j) aliasing steps applied to the output so it shares objects between positions.
@@ -93,7 +94,9 @@ def ours(before: list[Any], after: list[Any], contract: str, steps: list[Any]) -
 
 
 def run_peer(code: str, payload: Any) -> Any:
-    done = subprocess.run([str(PEER), "-c", code], input=json.dumps(payload), text=True,
+    python = peer_python()
+    assert python is not None  # the module's `peer_python_path` fixture saw to that
+    done = subprocess.run([python, "-I", "-c", code], input=json.dumps(payload), text=True,
                           capture_output=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -109,15 +112,18 @@ def compare(cases: list[list[Any]]) -> None:
     assert not mismatches, json.dumps(mismatches[0])[:3000]
 
 
+RANDOM_CASES = 250
+SHARED_CASES = 120
+
+
 def test_random_sessions_match_frayproof() -> None:
-    cases = [[*mutation_sessions.case(seed), []] for seed in range(250)]
+    cases = [[*case, []] for case in mutation_cases(seed=0, count=RANDOM_CASES)]
     compare(cases)
 
 
 def test_outputs_with_shared_objects_match_frayproof() -> None:
     cases = []
-    for seed in range(120):
-        before, after, contract = mutation_sessions.case(10_000 + seed)
+    for seed, (before, after, contract) in enumerate(mutation_cases(seed=1, count=SHARED_CASES)):
         n = len(after)
         if not n:
             continue

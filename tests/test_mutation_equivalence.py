@@ -1,42 +1,55 @@
-"""The fast path is the reference path, faster: a property test over random sessions.
+"""The fast path is the reference path, faster: a property test over generated sessions.
 
-For random sessions, outputs and contracts (see `tests/mutation_sessions.py`) and every
-operator, each distinct mutant is judged twice: by the fast path (copy-on-write assembly,
-reused views and identities, the incremental evaluator) and by a full recheck,
-`check_loaded(before, load_list(mutant), contract)` on a deep-copied, in-place-edited mutant.
-The groups (sites, index), the verdicts, the error-finding checks and the whole findings must
-be equal. Baselines are not consulted, so failing outputs exercise the evaluator too.
+For sessions, outputs and contracts drawn by hypothesis (`sessiongen.strategies`, so a failure
+shrinks to a small session) and every registered operator (`frayproof_audit.mutate.OPERATORS`
+is iterated, so a new operator is covered without editing this file), each distinct mutant is
+judged twice: by the fast path (copy-on-write assembly, reused views and identities, the
+incremental evaluator) and by a full recheck, `check_loaded(before, load_list(mutant),
+contract)` on a deep-copied, in-place-edited mutant. The groups (sites, index), the verdicts,
+the error-finding checks and the whole findings must be equal. Baselines are not consulted, so
+failing outputs exercise the evaluator too. Seeded guards check that the generator keeps
+producing judged mutants for every operator, so the property cannot pass vacuously.
 """
 
 from __future__ import annotations
 
-import random
+import functools
+from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import Candidate, dedupe, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
-from frayproof_audit.prepared import prepare_before
-from frayproof_audit.snapshot import load_list
-from tests import mutation_sessions
+from frayproof_audit.prepared import BeforeFacts, prepare_before
+from frayproof_audit.snapshot import Loaded, load_list
+from sessiongen import small
+from sessiongen.source import RandomSource
+from sessiongen.strategies import clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
 
 
-def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: Any) -> int:
+def _candidates(name: str, after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """Operator `name`'s candidate edits (the one line that knows how operators are stored)."""
+    return get_operator(name).find_sites(after, contract, facts)
+
+
+def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: Any) -> Counter[str]:
+    """Compare both paths for every operator; return how many mutants each operator had."""
     contract = make_contract(contract_doc)
     before, after = load_list(before_raw), load_list(after_raw)
     assert not shares_mutable_objects(after.wire)
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
-    judged = 0
+    judged: Counter[str] = Counter()
     for name in OPERATORS:
-        candidates = get_operator(name).find_sites(after, contract, facts)
+        candidates = _candidates(name, after, contract, facts)
         cache: dict[int, Mutant] = {}
 
         def key(candidate: Candidate, cache: dict[int, Mutant] = cache) -> Hashable:
@@ -45,54 +58,62 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
         fast_groups = dedupe(candidates, key)
         slow = reference_mutants(after.wire, candidates)
         assert [(g.sites, g.first.message_index) for g in fast_groups] == [
-            (g.sites, g.first.message_index) for g, _ in slow]
+            (g.sites, g.first.message_index) for g, _ in slow], name
         for group, (_, messages) in zip(fast_groups, slow, strict=True):
             mutant = cache.get(id(group.first)) or shared.assemble(group.first.edit)[0]
-            assert mutant.loaded.wire == messages
+            assert mutant.loaded.wire == messages, name
             fast = shared.evaluate(group.first, mutant)
             full = check_loaded(before, load_list(messages), contract)
-            assert fast.passed == full.passed
-            assert fast.error_checks() == full.error_checks()
-            assert fast.violations == full.violations
-            judged += 1
+            assert fast.passed == full.passed, name
+            assert fast.error_checks() == full.error_checks(), name
+            assert fast.violations == full.violations, name
+            judged[name] += 1
     return judged
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(min_value=0, max_value=2**32 - 1))
-def test_fast_path_equals_full_recheck(seed: int) -> None:
-    before, after, contract_yaml = mutation_sessions.case(seed)
-    _judge_both_ways(before, after, contract_yaml)
+NOISY_EXAMPLES = 150  # docs/mutation.md states both; tests/test_meta.py keeps them equal
+CLEAN_EXAMPLES = 60
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=2**32 - 1))
-def test_fast_path_equals_full_recheck_on_clean_outputs(seed: int) -> None:
+@settings(max_examples=NOISY_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutation_cases())
+def test_fast_path_equals_full_recheck(case: small.MutationCase) -> None:
+    _judge_both_ways(*case)
+
+
+@settings(max_examples=CLEAN_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clean_mutation_cases())
+def test_fast_path_equals_full_recheck_on_clean_outputs(case: small.MutationCase) -> None:
     """Well-formed transcripts under strict contracts: where the evaluator skips most checks."""
-    rng = random.Random(seed)
-    before = mutation_sessions.clean_session(rng)
-    after = mutation_sessions.compaction(before, rng)
-    document = {"pins": [{"name": "system", "role": "system"},
-                         {"name": "text", "contains": rng.choice(mutation_sessions.LITERALS)}],
-                "retain": {"latest_user_message": "exact",
-                           "recent_exchanges": rng.randint(1, 3),
-                           "tool_results": "complete"}}
-    if rng.random() < 0.5:
-        document["checks"] = {"tool_pairs": {"allow_trailing_pending_call": True},
-                              "structure": {"system_messages": "anywhere"}}
-    _judge_both_ways(before, after, mutation_sessions.contract_yaml(document))
+    _judge_both_ways(*case)
+
+
+@functools.cache
+def _judged_on_a_seeded_sample() -> Counter[str]:
+    src = RandomSource(0)
+    judged: Counter[str] = Counter()
+    for case in small.mutation_cases(seed=0, count=30):
+        judged += _judge_both_ways(*case)
+    for _ in range(10):
+        judged += _judge_both_ways(*small.clean_mutation_case(src))
+    return judged
 
 
 def test_the_generator_reaches_judged_mutants() -> None:
     """Guard against a generator that silently stops producing work for the properties."""
-    judged = sum(_judge_both_ways(*mutation_sessions.case(seed)) for seed in range(40))
-    assert judged > 400
+    assert sum(_judged_on_a_seeded_sample().values()) > 400
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_every_registered_operator_is_judged(operator: str) -> None:
+    assert _judged_on_a_seeded_sample()[operator] >= 3, (
+        f"the session generator gives {operator!r} (almost) no mutants: extend sessiongen.small "
+        "so the equivalence property covers it")
 
 
 def test_verify_mode_agrees_on_passing_pairs() -> None:
     checked = 0
-    for seed in range(60):
-        before_raw, after_raw, contract_yaml = mutation_sessions.case(seed)
+    for before_raw, after_raw, contract_yaml in small.mutation_cases(seed=1, count=60):
         before, after = load_list(before_raw), load_list(after_raw)
         report = mutate_pair(before, after, make_contract(contract_yaml), verify=True)
         checked += bool(report.mutants)

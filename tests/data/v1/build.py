@@ -7,7 +7,7 @@ Writes, relative to the repository root (the audits run there, so `source` colum
 relative paths that a test can reproduce):
 
     tests/data/v1/generated-corpus/     every input format and every kind of bad record
-                                        (`tests.test_corpus_support.mixed_corpus`, deterministic)
+                                        (`tests.corpus_support.mixed_corpus`, deterministic)
     tests/data/v1/generated-dataset/    its audit, run id `v1-generated`
     tests/data/v1/example-dataset/      the audit of examples/corpus/, run id `v1-example`
 
@@ -48,7 +48,7 @@ main(prog_name="frayproof-audit")
 
 def write_generated_corpus() -> None:
     sys.path.insert(0, str(REPO))
-    from tests.test_corpus_support import CONTRACT_TEXT, mixed_corpus
+    from tests.corpus_support import CONTRACT_TEXT, mixed_corpus
 
     target = REPO / GENERATED_CORPUS
     shutil.rmtree(target, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Realistic message text for the benchmark corpus: prose, logs, code, JSON documents.
+"""Realistic message text for `sessiongen.realistic`: prose, logs, code, JSON documents.
 
 Tool outputs deliberately include what makes JSON parsing slow or tricky in real logs: escaped
 quotes (JSON documents carried as strings), JSON strings nested two levels deep, Spring-style log
@@ -14,10 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-# --------------------------------------------------------------------------- text
-# Realistic message text. Tool outputs deliberately include what makes JSON parsing slow or
-# tricky in real logs: escaped quotes (JSON documents carried as strings), JSON strings nested
-# two levels deep, Spring-style log lines (" : "), JavaScript ternaries, non-ASCII text.
+from sessiongen import wire
 
 _VOCABULARY = (
     "the request timeout cache session token deploy build config retry queue worker handler "
@@ -208,7 +205,7 @@ def image_block(rng: random.Random) -> dict[str, Any]:
         url = f"data:image/png;base64,{data}"
     else:
         url = f"https://files.example.com/uploads/{rng.getrandbits(64):016x}.png"
-    return {"type": "image_url", "image_url": {"url": url, "detail": rng.choice(("auto", "high"))}}
+    return wire.image_block(url, rng.choice(("auto", "high")))
 
 
 def assistant_answer(rng: random.Random) -> str:
@@ -284,7 +281,6 @@ def _json_document(rng: random.Random, size: int, nested: bool) -> str:
         items.pop()
         text = json.dumps(document, indent=indent, ensure_ascii=False)
     return text
-
 
 
 @dataclass(frozen=True, slots=True)
