@@ -13,7 +13,7 @@ millions of them, tuples are immutable, typed and several times cheaper to creat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -158,6 +158,17 @@ def first_nonblank(parts: Sequence[str]) -> str | None:
 # Mutants are built from neutral message dicts, so these helpers are the only place edits
 # touch message fields; each comes in an in-place form (the reference path edits deep copies
 # exactly as frayproof does) and a copying form (the fast path never modifies its input).
+
+def editable_parts(message: dict[str, Any]) -> Iterator[object]:
+    """The objects inside a message that edits change in place: its call array and its
+    content blocks (the message dict itself aside)."""
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        yield calls
+    content = message.get("content")
+    if isinstance(content, list):
+        yield from (block for block in content if isinstance(block, dict))
+
 
 def role_of(message: dict[str, Any]) -> Any:
     return message.get("role")

@@ -25,6 +25,7 @@ from typing import Any
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.jsonio import canonical
+from frayproof_audit.model import editable_parts
 from frayproof_audit.mutate.edits import Edit
 from frayproof_audit.mutate.incremental import Fresh, IncrementalEvaluator
 from frayproof_audit.mutate.operators import Candidate
@@ -47,16 +48,9 @@ def shares_mutable_objects(wire: list[Any]) -> bool:
         count += 1
         if type(message) is not dict:
             continue
-        calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            seen.add(id(calls))
+        for part in editable_parts(message):
+            seen.add(id(part))
             count += 1
-        content = message.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    seen.add(id(block))
-                    count += 1
     return len(seen) != count
 
 
