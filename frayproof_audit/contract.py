@@ -7,10 +7,10 @@ the path of the offending key; values are never echoed.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import os
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,6 +18,7 @@ import yaml
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.errors import InputError
+from frayproof_audit.files import NotARegularFile, read_regular_file
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.model import ROLES
 
@@ -158,11 +159,17 @@ def load_contract(source: Any = None) -> Contract:
     raise ContractError("A contract must be None, a Contract, or a path to a YAML file")
 
 
+MAX_CONTRACT_BYTES = 1024 * 1024
+"""A contract is a few lines of YAML; anything larger is a mistake (`--contract /dev/zero`)."""
+
+
 def _load_file(path: str) -> Contract:
     try:
-        data = Path(path).read_bytes()
+        data = read_regular_file(path, MAX_CONTRACT_BYTES)
     except OSError as exc:
         raise ContractError(f"Cannot read contract '{path}': {exc.strerror or exc}") from None
+    except NotARegularFile as exc:
+        raise ContractError(f"Cannot read contract '{path}': {exc}") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -180,32 +187,54 @@ def parse_contract(text: str, origin: str = "<string>") -> Contract:
         raise ContractError(f"Invalid contract '{origin}': YAML error: {_yaml_reason(exc)}") from None
     except RecursionError:
         raise ContractError(f"Invalid contract '{origin}': nested too deeply") from None
-    try:
-        return _build(document, text)
-    except _Schema as exc:
-        raise ContractError(f"Invalid contract '{origin}': {exc}") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ContractError(f"Invalid contract '{origin}': unreadable value: {exc}") from None
+    problems = _Problems()
+    contract = _build(document, text, problems)
+    if problems:
+        raise ContractError(f"Invalid contract '{origin}': {problems}")
+    return contract
 
 
-def _build(document: Any, text: str) -> Contract:
+class _Problems:
+    """Every schema problem of one contract, reported together (`loc: reason; …`)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.items.append(message)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __str__(self) -> str:
+        return "; ".join(self.items)
+
+
+def _build(document: Any, text: str, problems: _Problems) -> Contract:
     if type(document) is not dict:
-        raise _Schema("the document must be a mapping of contract keys")
-    _no_unknown(document, ("version", "format", "checks", "pins", "retain"), "")
+        problems.add("the document must be a mapping of contract keys")
+        return Contract()
+    _no_unknown(document, ("version", "format", "checks", "pins", "retain"), "", problems)
     version = document.get("version", 1)
     if type(version) is not int or version != 1:
-        raise _Schema("version: must be the integer 1")
+        problems.add("version: must be the integer 1")
     fmt = document.get("format", "openai")
     if type(fmt) is not str or fmt not in FORMATS:
-        raise _Schema(f"format: must be {_one_of(tuple(FORMATS))}")
+        problems.add(f"format: must be {_one_of(tuple(FORMATS))}")
+        fmt = "openai"
     checks = document.get("checks", {})
     if type(checks) is not dict:
-        raise _Schema("checks: must be a mapping")
-    _no_unknown(checks, CHECK_KEYS, "checks")
+        problems.add("checks: must be a mapping")
+        checks = {}
+    _no_unknown(checks, CHECK_KEYS, "checks", problems)
     return Contract(
         version=1,
         format=fmt,
-        checks={key: _check(BY_KEY[key], checks) for key in CHECK_KEYS},
-        pins=_pins(document.get("pins", [])),
-        retain=_retain(document.get("retain", {})),
+        checks={key: _check(BY_KEY[key], checks, problems) for key in CHECK_KEYS},
+        pins=_pins(document.get("pins", []), problems),
+        retain=_retain(document.get("retain", {}), problems),
         source_text=text,
     )
 
@@ -215,14 +244,17 @@ def _one_of(names: tuple[str, ...]) -> str:
     return quoted[0] if len(quoted) == 1 else f"one of {', '.join(quoted)}"
 
 
-def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str,
+                problems: _Problems) -> None:
     for key in mapping:
         if key not in allowed:
             path = f"{where}.{key}" if where else key
-            raise _Schema(f"{path}: unknown key (allowed: {', '.join(allowed)})")
+            hint = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            problems.add(f"{path}: unknown key (allowed: {', '.join(allowed)}){suggestion}")
 
 
-def _check(check: Check, checks: dict[str, Any]) -> CheckSettings:
+def _check(check: Check, checks: dict[str, Any], problems: _Problems) -> CheckSettings:
     """One `checks.<key>` block: a boolean shorthand, or enabled, severity and the check's options."""
     where = f"checks.{check.key}"
     defaults = check.defaults()
@@ -232,68 +264,100 @@ def _check(check: Check, checks: dict[str, Any]) -> CheckSettings:
     if type(block) is bool:
         return replace(defaults, enabled=block)
     if type(block) is not dict:
-        raise _Schema(f"{where}: must be a boolean or a mapping")
-    _no_unknown(block, ("enabled", "severity", *(option.name for option in check.options)), where)
+        problems.add(f"{where}: must be a boolean or a mapping")
+        return defaults
+    _no_unknown(block, ("enabled", "severity", *(option.name for option in check.options)), where,
+                problems)
     enabled = block.get("enabled", True)
     if type(enabled) is not bool:
-        raise _Schema(f"{where}.enabled: must be a boolean")
+        problems.add(f"{where}.enabled: must be a boolean")
+        enabled = True
     severity = block.get("severity", "error")
     if severity not in SEVERITIES or type(severity) is not str:
-        raise _Schema(f"{where}.severity: must be one of error, warning")
+        problems.add(f"{where}.severity: must be one of error, warning")
+        severity = "error"
     options = dict(defaults.options)
     for option in check.options:
         if option.name in block:
             try:
                 options[option.name] = option.parse(block[option.name])
             except OptionProblem as exc:
-                raise _Schema(f"{where}.{option.name}: {exc}") from None
+                problems.add(f"{where}.{option.name}: {exc}")
     return CheckSettings(enabled=enabled, severity=severity, options=options)
 
 
-def _pins(raw: Any) -> tuple[Pin, ...]:
+def _pins(raw: Any, problems: _Problems) -> tuple[Pin, ...]:
     if type(raw) is not list:
-        raise _Schema("pins: must be a list of pins")
+        problems.add("pins: must be a list of pins")
+        return ()
     pins: list[Pin] = []
     seen: set[str] = set()
     for index, item in enumerate(raw):
-        where = f"pins[{index}]"
-        if type(item) is not dict:
-            raise _Schema(f"{where}: must be a mapping")
-        _no_unknown(item, ("name", "role", "contains", "match", "severity"), where)
-        name = item.get("name")
-        if type(name) is not str or not name:
-            raise _Schema(f"{where}.name: must be a non-empty string")
-        if name in seen:
-            raise _Schema(f"{where}.name: duplicate pin name")
-        seen.add(name)
-        role, contains = item.get("role"), item.get("contains")
-        if (role is None) == (contains is None):
-            raise _Schema(f"{where}: set exactly one of role or contains")
-        if role is not None and (type(role) is not str or role not in ROLES):
-            raise _Schema(f"{where}.role: must be one of {', '.join(sorted(ROLES))}")
-        if contains is not None and (type(contains) is not str or not contains):
-            raise _Schema(f"{where}.contains: must be a non-empty string")
-        match = item.get("match", "exact")
-        if match != "exact" or type(match) is not str:
-            raise _Schema(f"{where}.match: must be 'exact'")
-        severity = item.get("severity")
-        if severity is not None and (type(severity) is not str or severity not in SEVERITIES):
-            raise _Schema(f"{where}.severity: must be error, warning or null")
-        pins.append(Pin(name=name, role=role, contains=contains, match=match, severity=severity))
+        pin = _pin(item, f"pins[{index}]", seen, problems)
+        if pin is not None:
+            pins.append(pin)
     return tuple(pins)
 
 
-def _retain(raw: Any) -> Retain:
+def _pin(item: Any, where: str, seen: set[str], problems: _Problems) -> Pin | None:
+    if type(item) is not dict:
+        problems.add(f"{where}: must be a mapping")
+        return None
+    before = len(problems.items)
+    _no_unknown(item, ("name", "role", "contains", "match", "severity"), where, problems)
+    name = item.get("name")
+    if type(name) is not str or not name:
+        problems.add(f"{where}.name: must be a non-empty string")
+    elif not _is_text(name):
+        problems.add(f"{where}.name: must be valid Unicode text (it holds a lone surrogate)")
+    elif name in seen:
+        problems.add(f"{where}.name: duplicate pin name")
+    else:
+        seen.add(name)
+    role, contains = item.get("role"), item.get("contains")
+    if (role is None) == (contains is None):
+        problems.add(f"{where}: set exactly one of role or contains")
+    if role is not None and (type(role) is not str or role not in ROLES):
+        problems.add(f"{where}.role: must be one of {', '.join(sorted(ROLES))}")
+    if contains is not None and (type(contains) is not str or not contains):
+        problems.add(f"{where}.contains: must be a non-empty string")
+    elif contains is not None and not _is_text(contains):
+        problems.add(f"{where}.contains: must be valid Unicode text (it holds a lone surrogate)")
+    match = item.get("match", "exact")
+    if match != "exact" or type(match) is not str:
+        problems.add(f"{where}.match: must be 'exact'")
+    severity = item.get("severity")
+    if severity is not None and (type(severity) is not str or severity not in SEVERITIES):
+        problems.add(f"{where}.severity: must be error, warning or null")
+    if len(problems.items) > before:
+        return None
+    return Pin(name=str(name), role=role, contains=contains, match=match, severity=severity)
+
+
+def _is_text(value: str) -> bool:
+    """Whether a string can be written as UTF-8 (YAML escapes can make lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _retain(raw: Any, problems: _Problems) -> Retain:
     if type(raw) is not dict:
-        raise _Schema("retain: must be a mapping")
-    _no_unknown(raw, ("latest_user_message", "recent_exchanges", "tool_results"), "retain")
+        problems.add("retain: must be a mapping")
+        return Retain()
+    _no_unknown(raw, ("latest_user_message", "recent_exchanges", "tool_results"), "retain", problems)
     latest = raw.get("latest_user_message")
     if latest is not None and (type(latest) is not str or latest != "exact"):
-        raise _Schema("retain.latest_user_message: must be 'exact' or null")
+        problems.add("retain.latest_user_message: must be 'exact' or null")
+        latest = None
     window = raw.get("recent_exchanges", 0)
     if type(window) is not int or window < 0:
-        raise _Schema("retain.recent_exchanges: must be an integer >= 0")
+        problems.add("retain.recent_exchanges: must be an integer >= 0")
+        window = 0
     results = raw.get("tool_results")
     if results is not None and (type(results) is not str or results != "complete"):
-        raise _Schema("retain.tool_results: must be 'complete' or null")
+        problems.add("retain.tool_results: must be 'complete' or null")
+        results = None
     return Retain(latest_user_message=latest, recent_exchanges=window, tool_results=results)

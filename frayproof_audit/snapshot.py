@@ -7,10 +7,10 @@ resolves the format by name and turns sources into a validated `Loaded` (spec §
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.files import NotARegularFile, read_regular_file
 from frayproof_audit.formats import DEFAULT_FORMAT, Format, get_format
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 NOT_A_LIST = "must be an array of message objects"
+MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024
+"""Snapshot files larger than this are refused before reading (a corpus record is capped lower)."""
 
 FormatLike = Format | str | None
 
@@ -69,10 +71,12 @@ def load_file(path: str | os.PathLike[str], fmt: FormatLike = None) -> Loaded:
     """Read a snapshot file: strict UTF-8 JSON whose top level is an array of messages."""
     chosen = resolve_format(fmt)
     try:
-        data = Path(path).read_bytes()
+        data = read_regular_file(path, MAX_SNAPSHOT_BYTES)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {reason}") from None
+    except NotARegularFile as exc:
+        raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {exc}") from None
     try:
         value = parse_snapshot_bytes(data)
     except JSONProblem as exc:

@@ -76,6 +76,8 @@ def imported_target(spec: TargetSpec) -> Iterator[Callable[..., Any]]:
                 found.loader.exec_module(module)
             else:
                 module = importlib.import_module(spec.location)
+            if not hasattr(module, spec.function):
+                raise InputError(f"Cannot import target: {spec.location!r} has no {spec.function!r}")
             function = getattr(module, spec.function)
         except InputError:
             raise
