@@ -433,13 +433,15 @@ def test_target_reads_a_bom_file_once_and_gets_the_same_wire(tmp_path: Path,
     path = tmp_path / "before.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(original, ensure_ascii=False).encode())
     reads: list[Path] = []
-    real = Path.read_bytes
+    import frayproof_audit.snapshot as snapshot_module
 
-    def counting(self: Path) -> bytes:
-        reads.append(self)
-        return real(self)
+    real = snapshot_module.read_regular_file
 
-    monkeypatch.setattr(Path, "read_bytes", counting)
+    def counting(where: Any, limit: int) -> bytes:
+        reads.append(Path(where))
+        return real(where, limit)
+
+    monkeypatch.setattr(snapshot_module, "read_regular_file", counting)
     seen: list[Any] = []
 
     def spy(messages: list[Any]) -> list[Any]:
@@ -619,7 +621,7 @@ def test_dotted_module_target(tmp_path: Path, monkeypatch: Any) -> None:
     ("module:not.valid", "Target must be"),
     ("missing.py:compact", "Cannot import target: FileNotFoundError"),
     ("does_not_exist_anywhere:compact", "Cannot import target: ModuleNotFoundError"),
-    ("json:not_there", "Cannot import target: AttributeError"),
+    ("json:not_there", "Cannot import target: 'json' has no 'not_there'"),
     ("json:__doc__", "is not callable"),
 ])
 def test_bad_target_specs(target_dir: Path, spec: str, message: str) -> None:
