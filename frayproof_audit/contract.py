@@ -21,6 +21,7 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.files import NotARegularFile, read_regular_file
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.model import ROLES
+from frayproof_audit.toolargs.schemas import ToolSchema
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,8 @@ class Contract:
     checks: dict[str, CheckSettings] = field(default_factory=default_checks)
     pins: tuple[Pin, ...] = ()
     retain: Retain = Retain()
+    tools: tuple[ToolSchema, ...] = ()
+    """Tool schemas for the tool-argument checks and operators (none: they stay inactive)."""
     source_text: str = field(default="", compare=False, repr=False)
 
     def settings(self, key: str) -> CheckSettings:

@@ -230,6 +230,10 @@ class Operator:
     skip_reason: str
     survivor_hint: str
     find_sites: SiteFinder
+    applies: Callable[[Contract], bool] | None = None
+    """None: always part of a run. Otherwise the operator runs (and reports a skip entry) only
+    for contracts where this is true, e.g. argument faults only where tool schemas exist, so
+    runs without them keep frayproof's nine entries."""
 
 
 OPERATOR_TABLE: tuple[Operator, ...] = (
@@ -289,10 +293,14 @@ def get_operator(name: str) -> Operator:
     return _BY_NAME[name]
 
 
-def select_operators(names: Sequence[str] | None) -> tuple[str, ...]:
-    """The chosen operators in frayproof's order; unknown names are an input error."""
+def select_operators(names: Sequence[str] | None, contract: Contract | None = None) -> tuple[str, ...]:
+    """The chosen operators in registry order; unknown names are an input error. Without
+    names: every operator that applies to `contract` (all when no contract is given)."""
     if names is None:
-        return OPERATORS
+        return tuple(
+            operator.name for operator in OPERATOR_TABLE
+            if contract is None or operator.applies is None or operator.applies(contract)
+        )
     chosen = set()
     for name in names:
         if name not in _BY_NAME:

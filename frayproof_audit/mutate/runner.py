@@ -160,7 +160,7 @@ def mutate_pair(
     when `check_loaded(before, after, contract)` was already computed. `verify=True` also
     rechecks every mutant from scratch and raises `FastPathMismatch` on any difference.
     """
-    chosen = select_operators(operators)
+    chosen = select_operators(operators, contract)
     facts = prepare_before(before, contract)
     if baseline is None:
         baseline = localize(evaluate(after, contract, facts), after, before)
@@ -188,7 +188,7 @@ def build_mutants(
     """
     facts = prepare_before(before, contract)
     found: list[BuiltMutant] = []
-    for name in select_operators(operators):
+    for name in select_operators(operators, contract):
         candidates = get_operator(name).find_sites(after, contract, facts)
         for group, messages in reference_mutants(after.wire, candidates):
             first = group.first
@@ -221,8 +221,9 @@ def _prepare(
         raise InputError("Give exactly one of a target to run or a logged after snapshot")
     if isinstance(source, Snapshot):
         raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
-    chosen = select_operators(operators)
+    select_operators(operators)  # unknown operator names are reported before the contract's problems
     resolved = load_contract(contract)
+    chosen = select_operators(operators, resolved)
     fmt = resolve_format(input_format or resolved.format)
     prepared = load_mutation_input(source, fmt)
     return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt)

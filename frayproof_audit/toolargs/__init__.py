@@ -1,0 +1,1 @@
+"""Tool-call argument invariants: tool schemas, and the rules that check calls against them."""
