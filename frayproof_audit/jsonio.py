@@ -4,6 +4,10 @@ The fast path parses with orjson. orjson silently keeps the last of duplicate ke
 integers beyond 64 bits into floats, so a cheap, conservative test decides whether the text could
 hide either; when it could, the exact (slower) standard-library path decides. Both paths accept
 and reject exactly the same documents and produce the same values.
+
+Text is Unicode text: an escaped lone surrogate (`"\\ud800"`, valid JSON syntax) is refused,
+because no UTF-8 table cell, file or terminal can hold it. orjson already refuses it, so only
+the exact path has to look, and only when the raw bytes hold a `\\uD8`-`\\uDF` escape at all.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +25,10 @@ MAX_DEPTH = 512
 """Deepest array/object nesting accepted. Deeper input is an input error, never a crash."""
 
 _BOM = b"\xef\xbb\xbf"
+_JSON_WHITESPACE = " \t\r\n"
+"""The only whitespace JSON allows (RFC 8259); `str.strip()` would also eat \\x0b and \\x0c."""
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""Any escape of a surrogate code point (paired or not): the cheap test before the exact one."""
 _BIG_FLOAT = 9.2e18  # orjson turns integers outside the 64-bit range into floats this large
 
 
@@ -162,16 +171,56 @@ def _loads_exact(data: bytes) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not text.strip():
+    if not text.strip(_JSON_WHITESPACE):
         raise JSONProblem("empty document")
+    if not text.strip():
+        odd = "".join(sorted(set(text) - set(_JSON_WHITESPACE)))
+        shown = ascii(odd)[1:-1]
+        raise JSONProblem(f"no value, only whitespace JSON does not allow ({shown})")
     try:
         value = _EXACT_DECODER.decode(text)
     except RecursionError:
         raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
+    except JSONProblem:
+        raise
     except json.JSONDecodeError as exc:
         raise JSONProblem(f"invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    except ValueError:
+        # int() refuses literals over sys.get_int_max_str_digits() (4300 by default): the
+        # quadratic conversion is a denial of service, so such a number is a bad document.
+        limit = sys.get_int_max_str_digits()
+        raise JSONProblem(f"an integer literal has more than {limit} digits") from None
     check_depth(value)
+    if _SURROGATE_ESCAPE.search(data):
+        check_unicode(value)
     return value
+
+
+def check_unicode(value: Any) -> None:
+    """Raise `JSONProblem` when a string or key of `value` holds a lone surrogate.
+
+    A paired escape (`\\ud83d\\ude00`) was already joined into one code point by the parser, so
+    whatever surrogate is left is unpaired. Iterative, like `check_depth`.
+    """
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            _check_text(item)
+        elif type(item) is dict:
+            stack.extend(reversed([part for member in item.items() for part in member]))
+        elif type(item) is list:
+            stack.extend(reversed(item))  # reversed: the first bad string in the text is named
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        raise JSONProblem(
+            f"string holds a lone surrogate \\u{code:04x} (an escape that is not Unicode text)"
+        ) from None
 
 
 def check_depth(value: Any) -> None:

@@ -47,6 +47,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 POLARS_TYPES = {"string": pl.String(), "int64": pl.Int64(), "int32": pl.Int32(), "double": pl.Float64(),
+                "bool": pl.Boolean(),
                 "timestamp[us, tz=UTC]": pl.Datetime("us", "UTC"),
                 "list<item: string not null>": pl.List(pl.String())}
 
@@ -70,6 +71,7 @@ def test_polars_reads_every_table_with_documented_types(dataset: Path, table: st
 
 
 DUCK_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "double": "DOUBLE",
+              "bool": "BOOLEAN",
               "timestamp[us, tz=UTC]": "TIMESTAMP WITH TIME ZONE", "list<item: string not null>": "VARCHAR[]"}
 
 

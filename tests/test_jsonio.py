@@ -34,14 +34,19 @@ def outcome(parse: Any, data: bytes) -> Any:
         return ("problem",)
 
 
+# High and low surrogates: drawn next to each other in order they make a pair (one emoji),
+# anywhere else they are lone. `json.dumps` escapes them, so the documents hold
+# `\ud800`-style escapes that only the exact path can see.
+SURROGATES = ["\ud83d", "\ude00", "\udfff"]
 scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(alphabet=st.sampled_from('ab:"\\ \u00e9\n{}'), max_size=8),
+    st.text(alphabet=st.sampled_from(['a', 'b', ':', '"', '\\', ' ', '\u00e9', '\n', '{', '}',
+                                      *SURROGATES]), max_size=8),
 )
-keys = st.text(alphabet=st.sampled_from('ab:"\\ '), max_size=5)
+keys = st.text(alphabet=st.sampled_from(['a', 'b', ':', '"', '\\', ' ', *SURROGATES]), max_size=5)
 values = st.recursive(
     scalars,
     lambda inner: st.one_of(
@@ -73,8 +78,32 @@ def write(value: Any, style: str) -> str:
 @settings(max_examples=600, deadline=None)
 @given(values, st.sampled_from(["compact", "spaced", "odd", "layout"]))
 def test_fast_parser_equals_exact_parser(value: Any, style: str) -> None:
-    data = write(value, style).encode("utf-8")
+    # Non-ASCII styles write surrogates raw: "surrogatepass" gives the invalid UTF-8 a log
+    # written by a careless encoder holds, which both paths must refuse alike.
+    data = write(value, style).encode("utf-8", "surrogatepass")
     assert outcome(loads_strict, data) == outcome(_loads_exact, data)
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """True when a string or key of the written value keeps a surrogate once pairs are joined."""
+    if isinstance(value, list):
+        return any(holds_lone_surrogate(item) for item in value)
+    if isinstance(value, tuple):
+        return holds_lone_surrogate(value[0]) or holds_lone_surrogate(value[1])
+    if not isinstance(value, str):
+        return False
+    joined = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    return any("\ud800" <= char <= "\udfff" for char in joined)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_escaped_lone_surrogates_are_refused_and_pairs_read(value: Any) -> None:
+    data = write(value, "spaced").encode("ascii")  # every surrogate as a \\u escape
+    result = outcome(loads_strict, data)
+    assert (result == ("problem",)) == (
+        holds_lone_surrogate(value) or result == outcome(_loads_exact, data) == ("problem",)
+    )
 
 
 @pytest.mark.parametrize(
@@ -107,9 +136,33 @@ def test_big_integers_stay_integers() -> None:
     assert type(loads_strict(b"[18446744073709551616]")[0]) is int
 
 
-def test_lone_surrogate_is_accepted_like_the_standard_library() -> None:
-    assert loads_strict(b'["\\ud800"]') == ["\ud800"]
+@pytest.mark.parametrize(
+    "text",
+    ['["\\ud800"]', '["x\\uDFFF"]', '{"\\ud83d":1}', '["\\ude00\\ud83d"]', '{"a":["\\udbff "]}'],
+)
+def test_lone_surrogate_escapes_are_not_text(text: str) -> None:
+    with pytest.raises(JSONProblem, match=r"lone surrogate \\u[0-9a-f]{4}"):
+        loads_strict(text.encode())
+
+
+def test_paired_surrogate_escapes_are_one_character() -> None:
+    assert loads_strict(b'["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+
+
+def test_canonical_still_writes_lone_surrogates_from_python_callers() -> None:
     assert canonical(["\ud800"]) == '["\ud800"]'.encode("utf-8", "surrogatepass")
+
+
+def test_integer_literals_over_the_conversion_limit_are_a_problem() -> None:
+    with pytest.raises(JSONProblem, match="more than 4300 digits"):
+        loads_strict(b"[" + b"7" * 4301 + b"]")
+    assert loads_strict(b"[" + b"7" * 4300 + b"]") == [int("7" * 4300)]
+
+
+@pytest.mark.parametrize("text", [b"\x0b", b" \x0c ", b"\x0b\x0c"])
+def test_vertical_tab_and_form_feed_are_not_json_whitespace(text: bytes) -> None:
+    with pytest.raises(JSONProblem, match="whitespace JSON does not allow"):
+        loads_strict(text)
 
 
 def test_nesting_limit() -> None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import sys
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any
 
 import yaml
 
+from frayproof_audit.contract import _parse_yaml, _Schema, _yaml_reason
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
 
@@ -70,9 +72,11 @@ class FieldMap:
         """A copy with some fields moved; unknown names or empty paths are a `ConfigError`."""
         for name, path in specs.items():
             if name not in FIELD_NAMES:
-                raise ConfigError(f"unknown field {name!r} (fields: {', '.join(FIELD_NAMES)})")
+                raise ConfigError(f"unknown field {_shown(name)} (fields: {', '.join(FIELD_NAMES)})")
             if type(path) is not str or not path or path.startswith(".") or path.endswith("."):
                 raise ConfigError(f"field {name}: the path must be a non-empty dotted path")
+            if not _is_text(path):
+                raise ConfigError(f"field {name}: the path {_shown(path)} is not valid UTF-8 text")
             if ".." in path:
                 raise ConfigError(f"field {name}: the path {path!r} has an empty segment")
         return replace(self, **specs)
@@ -82,6 +86,8 @@ def parse_field_specs(specs: tuple[str, ...] | list[str]) -> dict[str, str]:
     """`before=request.messages` strings → {name: path}."""
     parsed: dict[str, str] = {}
     for spec in specs:
+        if not _is_text(spec):
+            raise ConfigError(f"--field {_shown(spec)}: not valid UTF-8 text")
         name, sep, path = spec.partition("=")
         if not sep:
             raise ConfigError(f"--field {spec!r}: expected NAME=PATH, e.g. before=request.messages")
@@ -89,16 +95,33 @@ def parse_field_specs(specs: tuple[str, ...] | list[str]) -> dict[str, str]:
     return parsed
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A `--config` file holds a field mapping: anything bigger is a mistake (or not a config)."""
+MAX_CONFIG_DEPTH = 16
+"""Deepest YAML nesting read from a `--config` file (the schema itself needs 2)."""
+
+
 def load_fields_file(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Read the `fields:` block of a YAML config file (the only key it may hold for now)."""
-    where = os.fspath(path)
+    """Read the `fields:` block of a YAML config file (the only key it may hold for now).
+
+    As strict as a contract: duplicate keys, merge keys (`<<`) and non-string keys are refused,
+    and so are files that are not regular files (a FIFO would block), over `MAX_CONFIG_BYTES`,
+    or nested deeper than `MAX_CONFIG_DEPTH`.
+    """
+    where = _shown_path(os.fspath(path))
+    text = _read_config(os.fspath(path), where)
     try:
-        document = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"Cannot read config '{where}': {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"Invalid config '{where}': {reason}") from None
+        _check_depth(text)
+        document = _parse_yaml(text)
+    except _Schema as exc:
+        raise ConfigError(f"Invalid config '{where}': {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Invalid config '{where}': YAML error: {_yaml_reason(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"Invalid config '{where}': nested too deeply") from None
+    except ValueError:  # int() refuses literals over sys.get_int_max_str_digits() (4300)
+        limit = sys.get_int_max_str_digits()
+        raise ConfigError(f"Invalid config '{where}': an integer has more than {limit} digits") from None
     if document is None:
         return {}
     if type(document) is not dict:
@@ -110,6 +133,62 @@ def load_fields_file(path: str | os.PathLike[str]) -> dict[str, str]:
     if type(block) is not dict or any(type(v) is not str for v in block.values()):
         raise ConfigError(f"Invalid config '{where}': fields: must map field names to dotted paths")
     return {str(k): v for k, v in block.items()}
+
+
+def _read_config(path: str, where: str) -> str:
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"Cannot read config '{where}': not a regular file")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"Cannot read config '{where}': {info.st_size} bytes, over {MAX_CONFIG_BYTES}"
+            )
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # the file may have grown since stat
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config '{where}': {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"Cannot read config '{where}': over {MAX_CONFIG_BYTES} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"Invalid config '{where}': not valid UTF-8") from None
+
+
+def _check_depth(text: str) -> None:
+    """Refuse deep nesting from the event stream, before PyYAML's recursive composer sees it."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_CONFIG_DEPTH:
+                raise _Schema(f"nested deeper than {MAX_CONFIG_DEPTH} levels")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _is_text(value: str) -> bool:
+    """False for strings holding lone surrogates: bytes of an argument that are not UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(value: str) -> str:
+    return f"'{_shown_path(value)}'"
+
+
+def _shown_path(path: str) -> str:
+    """A path as printable text: bytes that are not UTF-8 as `\\xNN` (see sources.display_path)."""
+    if _is_text(path):
+        return path
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ compactor, session and date where the record has them.
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
 from frayproof_audit.corpus.config import FieldMap
@@ -159,25 +159,68 @@ class FieldReader:
         raise RecordProblem(f"{where} must be an array of message objects, got {kind_name(value)}")
 
 
+EPOCH_MILLISECONDS_FROM = 100_000_000_000
+"""Epoch numbers at or above this magnitude are milliseconds, below it seconds.
+
+10^11 seconds is the year 5138 and 10^11 milliseconds is March 1973, so every time a log of
+this century writes reads right in either unit. Microseconds or nanoseconds read as
+milliseconds land after the year 9999 and are refused as out of range, never misfiled.
+"""
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def parse_logged_at(value: Any) -> datetime:
-    """An RFC 3339 string, a timestamp or a date → an aware UTC datetime (naive means UTC)."""
+    """An RFC 3339 string, epoch seconds or milliseconds, a timestamp or a date → aware UTC.
+
+    A time without an offset is UTC. Booleans, non-finite numbers and times outside the years
+    1-9999 are a `RecordProblem`.
+    """
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
         moment = datetime(value.year, value.month, value.day)
     elif type(value) is str:
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise RecordProblem(f"logged_at {value[:40]!r} is not an RFC 3339 time") from None
+        moment = _from_text(value)
+    elif type(value) is int or type(value) is float:
+        return _from_epoch(value)
     else:
-        raise RecordProblem(f"logged_at must be an RFC 3339 string or a timestamp, got {kind_name(value)}")
+        raise RecordProblem(
+            "logged_at must be an RFC 3339 string, epoch seconds or milliseconds, or a timestamp,"
+            f" got {kind_name(value)}"
+        )
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     try:
         return moment.astimezone(UTC)
     except OverflowError:
-        raise RecordProblem("logged_at is out of range") from None
+        raise RecordProblem("logged_at is out of range (years 1-9999)") from None
+
+
+def _from_text(value: str) -> datetime:
+    text = value.strip()
+    # RFC 3339 allows a lowercase `t` and `z`; fromisoformat only takes the capitals.
+    if len(text) > 10 and text[10] == "t":
+        text = f"{text[:10]}T{text[11:]}"
+    if text.endswith("z"):
+        text = text[:-1] + "Z"
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise RecordProblem(f"logged_at {value[:40]!r} is not an RFC 3339 time") from None
+
+
+def _from_epoch(value: float) -> datetime:
+    shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:20]}..."
+    if not math.isfinite(value):
+        raise RecordProblem(f"logged_at {shown} is not a time")
+    millis = abs(value) >= EPOCH_MILLISECONDS_FROM
+    try:
+        return _EPOCH + (timedelta(milliseconds=value) if millis else timedelta(seconds=value))
+    except OverflowError:
+        unit = "milliseconds" if millis else "seconds"
+        raise RecordProblem(
+            f"logged_at {shown} (epoch {unit}) is out of range (years 1-9999)"
+        ) from None
 
 
 def _from_arrow(value: Any, where: str) -> Any:

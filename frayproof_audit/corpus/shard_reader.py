@@ -19,11 +19,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.shards import Shard
+from frayproof_audit.corpus.shards import Shard, open_local
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256
 _BOM = b"\xef\xbb\xbf"
+_BLANK = b" \t\r\n"
+"""JSON whitespace: a line of only these is blank. `\\x0b` or `\\x0c` is not, and is an input error."""
 
 
 class Raw(NamedTuple):
@@ -44,11 +46,11 @@ def read_shard(shard: Shard, limit: int, columns: list[str] | None) -> Iterator[
 
 
 def _open(shard: Shard) -> io.BufferedIOBase:
-    path, kind = shard.source.path, shard.source.kind
+    path, kind = shard.source.local, shard.source.kind
     if kind == "jsonl.gz":
         return gzip.GzipFile(path, "rb")
     if kind == "jsonl.zst":
-        stream = pa.input_stream(path, compression="zstd")
+        stream = pa.CompressedInputStream(open_local(path), "zstd")
         return io.BufferedReader(stream, buffer_size=_BUFFER)
     handle = io.BufferedReader(io.FileIO(path, "rb"), buffer_size=_BUFFER)
     handle.seek(shard.start)
@@ -74,32 +76,69 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
             line_no += 1
             remaining -= len(line)
             if not line.endswith(b"\n") and len(line) == limit + 2:
-                digest = hashlib.sha256(line)
-                size = len(line)
+                hashed = _Oversized()
+                if line_no == 1 and line.startswith(_BOM):
+                    line = line[3:]
                 try:
-                    while not line.endswith(b"\n"):
-                        line = handle.readline(_BUFFER)
-                        if not line:
+                    while line:
+                        hashed.feed(line)
+                        if line.endswith(b"\n"):
                             break
+                        line = handle.readline(_BUFFER)
                         remaining -= len(line)
-                        size += len(line)
-                        digest.update(line)
                 except _DECOMPRESS_ERRORS as exc:
-                    yield Raw(line_no, None, size, digest.hexdigest(), f"cannot read the stream: {exc}")
+                    problem = f"cannot read the stream: {exc}"
+                    yield Raw(line_no, None, hashed.size, hashed.hexdigest(), problem)
                     return
-                size -= _terminator(line)
-                yield Raw(line_no, None, size, digest.hexdigest(), _too_big(size, limit))
+                hashed.end()
+                yield Raw(line_no, None, hashed.size, hashed.hexdigest(), _too_big(hashed.size, limit))
                 continue
             data = line[: len(line) - _terminator(line)]
             if line_no == 1 and data.startswith(_BOM):
                 data = data[3:]
-            if not data.strip():
+            if not data.strip(_BLANK):
                 continue
             sha = hashlib.sha256(data).hexdigest()
             if len(data) > limit:
                 yield Raw(line_no, None, len(data), sha, _too_big(len(data), limit))
             else:
                 yield Raw(line_no, data, len(data), sha)
+
+
+class _Oversized:
+    """Size and SHA-256 of a line too long to hold, fed in pieces, line ending excluded.
+
+    A `\\r` at the end of a piece is held back: it is content unless the next piece starts
+    with the `\\n` that makes it part of a CRLF ending.
+    """
+
+    __slots__ = ("_digest", "_held", "size")
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._held = b""
+        self.size = 0
+
+    def feed(self, piece: bytes) -> None:
+        piece = self._held + piece
+        if piece.endswith(b"\n"):
+            piece = piece[: len(piece) - _terminator(piece)]
+            self._held = b""
+        elif piece.endswith(b"\r"):
+            piece, self._held = piece[:-1], b"\r"
+        else:
+            self._held = b""
+        self._digest.update(piece)
+        self.size += len(piece)
+
+    def end(self) -> None:
+        """The stream ended without a newline: a held `\\r` was content after all."""
+        self._digest.update(self._held)
+        self.size += len(self._held)
+        self._held = b""
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 def _terminator(line: bytes) -> int:
@@ -118,23 +157,70 @@ _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
     row = shard.first_row
     try:
-        parquet = pq.ParquetFile(shard.source.path)
-        wanted = None
-        if columns is not None:
-            names = set(parquet.schema_arrow.names)
-            wanted = [name for name in columns if name in names]
-        batches = parquet.iter_batches(
-            batch_size=_PARQUET_BATCH,
-            row_groups=list(range(shard.start, shard.stop)),
-            columns=wanted,
-        )
-        for batch in batches:
-            for values in batch.to_pylist():
-                encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
-                yield Raw(row, values, len(encoded), hashlib.sha256(encoded).hexdigest())
-                row += 1
+        with open_local(shard.source.local) as handle:
+            parquet = pq.ParquetFile(handle)
+            wanted = None
+            if columns is not None:
+                names = set(parquet.schema_arrow.names)
+                wanted = [name for name in columns if name in names]
+            batches = parquet.iter_batches(
+                batch_size=_PARQUET_BATCH,
+                row_groups=list(range(shard.start, shard.stop)),
+                columns=wanted,
+            )
+            for batch in batches:
+                for values, problem in _batch_rows(batch):
+                    encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
+                    sha = hashlib.sha256(encoded).hexdigest()
+                    if problem is None:
+                        yield Raw(row, values, len(encoded), sha)
+                    else:
+                        yield Raw(row, None, len(encoded), sha, problem)
+                    row += 1
     except (OSError, pa.ArrowException) as exc:
         yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the row group: {exc}")
+
+
+_CONVERSION_ERRORS = (ValueError, OverflowError, pa.ArrowException)
+
+
+def _batch_rows(batch: pa.RecordBatch) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """The rows of a batch as Python values, each with the problem that kept it from being read.
+
+    `to_pylist` raises for a whole batch when one cell has no Python value (a timestamp or
+    date outside the years 1-9999). Only then is the batch converted again cell by cell, so one
+    odd value costs its row, never its neighbours. The bad cell is kept as Arrow's text for it,
+    so the row still has a stable hash.
+    """
+    try:
+        rows: list[dict[str, Any]] = batch.to_pylist()
+    except _CONVERSION_ERRORS:
+        pass
+    else:
+        for values in rows:
+            yield values, None
+        return
+    names = batch.schema.names
+    for index in range(batch.num_rows):
+        values = {}
+        problem = None
+        for name, column in zip(names, batch.columns, strict=True):
+            cell = column.slice(index, 1)
+            try:
+                values[name] = cell.to_pylist()[0]
+            except _CONVERSION_ERRORS as exc:
+                values[name] = text = _arrow_text(cell)
+                if problem is None:
+                    problem = f"column {name!r} holds {text[:60]}, which Python cannot read ({exc})"
+        yield values, problem
+
+
+def _arrow_text(cell: pa.Array) -> str:
+    try:
+        text = cell.cast(pa.string())[0].as_py()
+    except _CONVERSION_ERRORS:
+        text = None
+    return text if isinstance(text, str) else cell.to_string()
 
 
 _DIGEST_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_UTC_Z

@@ -10,6 +10,7 @@ and `shard_bytes`, never on the number of workers, so any `--jobs` gives the sam
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -19,6 +20,13 @@ import pyarrow.parquet as pq
 from frayproof_audit.corpus.sources import Source, SourceError
 
 _SCAN_CHUNK = 4 * 1024 * 1024
+
+
+def open_local(path: str) -> pa.NativeFile:
+    """An Arrow file for a local path. Arrow readers given a string infer a URI from it
+    (`in:1/x.parquet` is "filesystem `in`"), so every Arrow read goes through an open file;
+    the name is passed as bytes so names that are not UTF-8 open too."""
+    return pa.OSFile(os.fsencode(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +95,9 @@ def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, 
     target = shard_bytes
     offset = 0
     try:
-        with open(source.path, "rb") as handle:
-            while True:
-                chunk = handle.read(_SCAN_CHUNK)
+        with open(source.local, "rb") as handle:
+            while offset < source.size:  # bytes appended after expansion belong to the next run
+                chunk = handle.read(min(_SCAN_CHUNK, source.size - offset))
                 if not chunk:
                     break
                 end = offset + len(chunk)
@@ -111,7 +119,7 @@ def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, 
         raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
     if start < offset:
         trailing = 0 if offset == 0 else lines_before - first_line + 1
-        with open(source.path, "rb") as handle:
+        with open(source.local, "rb") as handle:
             handle.seek(offset - 1)
             if handle.read(1) != b"\n":
                 trailing += 1  # a last line without a newline is still a line
@@ -121,7 +129,8 @@ def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, 
 def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int]]:
     """Consecutive row groups, grouped until their stored size reaches `shard_bytes`."""
     try:
-        metadata = pq.ParquetFile(source.path).metadata
+        with open_local(source.local) as handle:
+            metadata = pq.ParquetFile(handle).metadata
     except (OSError, pa.ArrowException) as exc:
         raise SourceError(f"cannot read Parquet input '{source.path}': {exc}") from None
     first_group, first_row, rows, size = 0, 0, 0, 0

@@ -2,16 +2,36 @@
 
 Expansion happens in the parent before any work, so a typo in a path is exit 2 within a second,
 not a run that silently audited nothing. The list is sorted by path, so the same inputs in any
-order give the same shards, the same part numbers and the same tables.
+order give the same shards, the same part files and the same tables.
+
+What expansion promises, because a nightly job runs it unattended:
+
+* Every input is a local path. `scheme://…` is a URI and refused (object storage is not
+  supported yet); anything else, colons included (`audit:2025-06-02/`), is a local path.
+* Inputs are regular files. A FIFO, a device or a socket would block or never end, so naming one
+  is an error, and so is `-` (standard input is not read: save it to a file first).
+* Folder walks follow symbolic links but enter every folder once (by device and inode), so links
+  that loop (`a/up -> ..`) end the walk instead of running it away. A folder that cannot be
+  listed is an error naming it, never a silently smaller audit.
+* A frayproof-audit dataset is output, never input: the `--out` folder and any folder holding a
+  dataset (its lock file `.frayproof-audit.lock`, a `_staging/` folder holding a run's lock, or
+  `runs/` holding our part files) are skipped, and `ExpandedInputs.skipped_datasets` names them
+  so the run can say so.
+* A file name that is not UTF-8 is still read; `Source.path` shows its undecodable bytes as
+  `\\xNN` (`caf\\xe9.jsonl`), the form every table and message uses.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import re
+import stat
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from urllib.parse import unquote
 
+from frayproof_audit.corpus.config import ConfigError
 from frayproof_audit.errors import InputError
 
 KINDS = {
@@ -25,6 +45,16 @@ KINDS = {
 }
 """File name endings we read, and the reader each one needs."""
 
+_NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# A dataset's own names (corpus/store.py); repeated here so expansion stays import-light.
+_LOCK = ".frayproof-audit.lock"
+_STAGING = "_staging"
+_RUNS = "runs"
+_PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
+_TABLE_FOLDERS = frozenset((_RUNS, "pairs", "findings", "mutants", _STAGING))
+_RUN_LOCK = re.compile(r"[^.].*\.lock")
+
 
 class SourceError(InputError):
     """An input path does not exist, matches nothing, or cannot be read (exit 2)."""
@@ -32,12 +62,50 @@ class SourceError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """One input file. `hive` holds `key=value` folder names above it (values URL-decoded)."""
+    """One input file. `hive` holds `key=value` folder names above it (values URL-decoded).
+
+    `path` is the name tables and messages show; `os_path` is the name to open when the two
+    differ (a file name that is not UTF-8). Readers open `local`.
+    """
 
     path: str
     kind: str
     size: int
     hive: tuple[tuple[str, str], ...] = ()
+    os_path: str | None = None
+
+    @property
+    def local(self) -> str:
+        return self.path if self.os_path is None else self.os_path
+
+
+@dataclass(frozen=True, slots=True)
+class ExpandedInputs:
+    """The input files, and the dataset folders expansion left out (shown by the summary)."""
+
+    sources: tuple[Source, ...]
+    skipped_datasets: tuple[str, ...] = ()
+
+    def note(self) -> str | None:
+        """One line for the run summary when dataset folders were skipped, else None."""
+        if not self.skipped_datasets:
+            return None
+        folders = ", ".join(self.skipped_datasets)
+        return f"skipped frayproof-audit output (not logs): {folders}"
+
+
+def display_path(path: str) -> str:
+    """`path` as valid text: bytes a file name holds that are not UTF-8 become `\\xNN`.
+
+    Python spells such bytes as lone surrogates (PEP 383), which no UTF-8 table cell, JSON
+    document or terminal accepts. The escaped form is readable and, unless a name really holds
+    a backslash followed by `x`, turns back into the bytes.
+    """
+    try:
+        raw = os.fsencode(path)
+    except UnicodeEncodeError:  # a surrogate that did not come from the file system
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
 
 
 def kind_of(path: str) -> str | None:
@@ -53,18 +121,6 @@ def _hidden(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
-def _walk(folder: str) -> list[str]:
-    found: list[str] = []
-    for root, dirs, files in os.walk(folder, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not _hidden(d))
-        found.extend(
-            os.path.join(root, name)
-            for name in sorted(files)
-            if not _hidden(name) and kind_of(name) is not None
-        )
-    return found
-
-
 def _hive_values(path: str) -> tuple[tuple[str, str], ...]:
     values: list[tuple[str, str]] = []
     for part in os.path.dirname(path).split(os.sep):
@@ -78,43 +134,237 @@ def _is_glob(text: str) -> bool:
     return any(char in text for char in "*?[")
 
 
-def expand_inputs(inputs: tuple[str, ...] | list[str]) -> tuple[Source, ...]:
-    """Every input file, once, sorted by path; raises `SourceError` for anything unusable."""
+def _file_type(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+class _Expander:
+    """One expansion: the datasets it skipped, and what it learnt about folders on the way."""
+
+    def __init__(self, out: str | None) -> None:
+        self.out = _key(out) if out is not None else None
+        self.skipped: dict[str, None] = {}
+        self._datasets: dict[str, str | None] = {}
+        self._roots: dict[str, bool] = {}
+
+    def dataset_of(self, folder: str) -> str | None:
+        """The dataset whose output `folder` is (the dataset itself or inside one of its table
+        folders), else None; spelled relative when `folder` is.
+
+        Logs kept beside the tables (`--out .` run in the folder that holds `logs/`) are not
+        output and stay inputs. Each folder up to the root is looked at once per expansion.
+        """
+        found = self._owner(os.path.abspath(folder))
+        if found is None or os.path.isabs(folder):
+            return found
+        return os.path.relpath(found)
+
+    def _owner(self, folder: str) -> str | None:
+        if folder not in self._datasets:
+            parent = os.path.dirname(folder)
+            if self._is_dataset(folder):
+                found: str | None = folder
+            elif parent == folder:
+                found = None
+            elif self._is_dataset(parent):
+                found = parent if os.path.basename(folder) in _TABLE_FOLDERS else None
+            else:
+                found = self._owner(parent)
+            self._datasets[folder] = found
+        return self._datasets[folder]
+
+    def _is_dataset(self, folder: str) -> bool:
+        if folder not in self._roots:
+            self._roots[folder] = (
+                (self.out is not None and _key(folder) == self.out)
+                or os.path.isfile(os.path.join(folder, _LOCK))
+                or _holds(os.path.join(folder, _STAGING), _RUN_LOCK)
+                or _holds(os.path.join(folder, _RUNS), _PART)
+            )
+        return self._roots[folder]
+
+    def skip(self, folder: str) -> None:
+        self.skipped[display_path(folder)] = None
+
+    def walk(self, root: str) -> tuple[list[str], list[str]]:
+        """(folders, files) under `root`, hidden names left out, each folder entered once."""
+        folders: list[str] = []
+        files: list[str] = []
+        entered: set[tuple[int, int]] = set()
+        pending = [root]
+        while pending:
+            folder = pending.pop()
+            key = _key(folder)
+            if key is None or key in entered:
+                continue  # a second link to a folder already walked, or a loop of links
+            entered.add(key)
+            if self._is_dataset(folder):
+                self.skip(folder)
+                continue
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError as exc:
+                raise SourceError(
+                    f"cannot list input folder '{display_path(folder)}': {exc.strerror or exc}"
+                ) from None
+            folders.append(folder)
+            for entry in entries:
+                if _hidden(entry.name):
+                    continue
+                path = os.path.join(folder, entry.name)
+                if _is_folder(entry):
+                    pending.append(path)
+                else:
+                    files.append(path)
+        return folders, files
+
+
+def _holds(folder: str, name: re.Pattern[str]) -> bool:
+    """Whether `folder` exists and holds an entry whose name matches `name`."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(name.fullmatch(entry.name) for entry in entries)
+    except OSError:
+        return False
+
+
+def _key(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # follows symbolic links
+    except OSError:
+        return False
+
+
+def _glob_parts_match(parts: list[str], pattern: list[str]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_glob_parts_match(parts[k:], pattern[1:]) for k in range(len(parts) + 1))
+    return bool(parts) and fnmatchcase(parts[0], pattern[0]) and _glob_parts_match(
+        parts[1:], pattern[1:]
+    )
+
+
+def _recursive_glob(pattern: str, expander: _Expander) -> list[str]:
+    """`**` globs through the same cycle-safe walk as folders (glob.glob loops on link cycles)."""
+    parts = pattern.split(os.sep)
+    first = next(i for i, part in enumerate(parts) if _is_glob(part))
+    root = os.sep.join(parts[:first]) or ("." if first == 0 else os.sep)
+    rest = [part for part in parts[first:] if part]
+    if not os.path.isdir(root):
+        return []
+    folders, files = expander.walk(root)
+    matched: list[str] = []
+    for path in (*folders, *files):
+        relative = os.path.relpath(path, root)
+        if relative != "." and _glob_parts_match(relative.split(os.sep), rest):
+            matched.append(path if first else os.path.normpath(path))
+    return sorted(matched)
+
+
+def expand_sources(inputs: tuple[str, ...] | list[str], out: str | None = None) -> ExpandedInputs:
+    """Every input file, once, sorted by path, and the dataset folders left out.
+
+    `out` is the run's dataset folder: never read, whatever the inputs say. Raises
+    `SourceError` (or `ConfigError` for a URI) for anything unusable.
+    """
+    expander = _Expander(out)
     chosen: dict[str, str] = {}  # realpath -> path as spelled
     for given in inputs:
-        matches = sorted(glob.glob(given, recursive=True)) if _is_glob(given) else [given]
-        if _is_glob(given) and not matches:
-            raise SourceError(f"input '{given}' matches no files")
-        for match in matches:
-            if os.path.isdir(match):
-                files = _walk(match)
-                if not files and not _is_glob(given):
-                    raise SourceError(
-                        f"input folder '{match}' holds no .jsonl, .jsonl.gz, .jsonl.zst"
-                        " or .parquet files"
-                    )
-            elif os.path.exists(match):
-                if kind_of(match) is None:
-                    if _is_glob(given):
-                        continue
-                    raise SourceError(
-                        f"input '{match}' is not .jsonl, .ndjson, .jsonl.gz, .jsonl.zst or .parquet"
-                    )
-                files = [match]
-            else:
-                raise SourceError(f"input '{match}' does not exist")
-            for path in files:
-                chosen.setdefault(os.path.realpath(path), os.path.normpath(path))
+        for path in _files_of(given, expander):
+            chosen.setdefault(os.path.realpath(path), os.path.normpath(path))
+    skipped = tuple(expander.skipped)
     if not chosen:
-        raise SourceError("the inputs hold no .jsonl, .jsonl.gz, .jsonl.zst or .parquet files")
-    sources = []
-    for path in sorted(chosen.values()):
-        kind = kind_of(path)
-        assert kind is not None
-        try:
-            with open(path, "rb"):
-                size = os.path.getsize(path)
-        except OSError as exc:
-            raise SourceError(f"cannot read input '{path}': {exc.strerror or exc}") from None
-        sources.append(Source(path, kind, size, _hive_values(path)))
-    return tuple(sources)
+        also = f" (skipped frayproof-audit output: {', '.join(skipped)})" if skipped else ""
+        raise SourceError(f"the inputs hold no {_NONE_FOUND}{also}")
+    return ExpandedInputs(tuple(_source(path) for path in sorted(chosen.values())), skipped)
+
+
+def expand_inputs(inputs: tuple[str, ...] | list[str], out: str | None = None) -> tuple[Source, ...]:
+    """The input files of `expand_sources` (kept for callers that need only the files)."""
+    return expand_sources(inputs, out).sources
+
+
+def _files_of(given: str, expander: _Expander) -> list[str]:
+    """The data files one input names; raises for an input that names nothing usable."""
+    shown = display_path(given)
+    if given == "-":
+        raise SourceError("input '-': standard input is not read; save it to a file and give its path")
+    if _URI.match(given):
+        scheme = given.split(":", 1)[0]
+        raise ConfigError(
+            f"input '{shown}' is a URI ({scheme}://): object storage is not supported yet;"
+            " give a local file, folder or glob"
+        )
+    literal = not _is_glob(given) or os.path.lexists(given)
+    skipped = len(expander.skipped)
+    if literal:
+        matches = [given]
+    elif "**" in given:
+        matches = _recursive_glob(given, expander)
+    else:
+        matches = sorted(glob.glob(given))
+    if not literal and not matches and len(expander.skipped) == skipped:
+        raise SourceError(f"input '{shown}' matches no files")
+    files: list[str] = []
+    for match in matches:
+        if os.path.isdir(match):
+            dataset = expander.dataset_of(match)
+            if dataset is not None:
+                expander.skip(dataset)
+                continue
+            found = [path for path in expander.walk(match)[1] if kind_of(path) is not None]
+            if not found and literal and len(expander.skipped) == skipped:
+                raise SourceError(f"input folder '{shown}' holds no {_NONE_FOUND}")
+            files.extend(found)
+        elif os.path.lexists(match):
+            if kind_of(match) is None:
+                if not literal:
+                    continue
+                raise SourceError(
+                    f"input '{display_path(match)}' is not .jsonl, .ndjson, .jsonl.gz, .jsonl.zst"
+                    " or .parquet"
+                )
+            dataset = expander.dataset_of(os.path.dirname(match) or ".")
+            if dataset is not None:
+                expander.skip(dataset)
+                continue
+            files.append(match)
+        else:
+            raise SourceError(f"input '{display_path(match)}' does not exist")
+    return files
+
+
+def _source(path: str) -> Source:
+    """A `Source` for a chosen file, after checking it is a regular file we can open."""
+    shown = display_path(path)
+    kind = kind_of(path)
+    assert kind is not None
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            # Checked before opening: opening a FIFO blocks until a writer comes.
+            raise SourceError(f"input '{shown}' is {_file_type(info.st_mode)}, not a regular file")
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise SourceError(f"cannot read input '{shown}': {exc.strerror or exc}") from None
+    return Source(shown, kind, info.st_size, _hive_values(shown), None if shown == path else path)

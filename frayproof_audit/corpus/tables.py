@@ -10,6 +10,7 @@ readers add it from the path (Polars and DuckDB both parse it as a date).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -66,6 +67,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("mutants_skipped", pa.int32()),
     _f("mutation_score", pa.float64()),
     _f("record_sha256", pa.string(), False),
+    _f("logged_at_missing", pa.bool_()),
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -176,15 +178,38 @@ class TableBuilder:
         """The rows as one Arrow table per `log_date`, each in insertion (record) order."""
         if not self.log_dates:
             return {}
-        arrays = [
-            pa.array(self._columns[field.name], type=field.type) for field in self.schema
-        ]
+        arrays = [_array(self._columns[field.name], field.type) for field in self.schema]
         table = pa.Table.from_arrays(arrays, schema=self.schema)
         dates = sorted(set(self.log_dates))
         if len(dates) == 1:
             return {dates[0]: table}
         keys = pa.array(self.log_dates, type=pa.string())
         return {date: table.filter(pc.equal(keys, date)) for date in dates}
+
+
+def _array(values: list[Any], kind: pa.DataType) -> pa.Array:
+    """One column; a string no UTF-8 file can hold (a lone surrogate) gets U+FFFD instead.
+
+    Inputs are checked long before this, so the retry is a last line of defence that costs
+    nothing when every value is fine: one odd character must never lose a whole shard.
+    """
+    try:
+        return pa.array(values, type=kind)
+    except UnicodeEncodeError:
+        return pa.array(_replace_surrogates(values), type=kind)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _replace_surrogates(item) for key, item in value.items()}
+    return value
 
 
 def empty(name: str) -> pa.Table:
@@ -229,4 +254,7 @@ def runs_row(
         "mutants_skipped": summary.mutants_skipped,
         "files": sorted(files),
     }
-    return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)
+    try:
+        return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)
+    except UnicodeEncodeError:  # an argument that is not UTF-8 (a file name): see `_array`
+        return pa.Table.from_pylist([_replace_surrogates(row)], schema=RUNS_SCHEMA)

@@ -178,6 +178,7 @@ class _Auditor:
             "pair_id": pair_id or f"{self.shard.source.path}:{raw.row}",
             "compactor": meta.compactor if meta is not None else None,
             "logged_at": logged_at,
+            "logged_at_missing": logged_at is None,
         }
 
     def _input_error(self, raw: Raw, meta: Meta | None, problem: str) -> None:
