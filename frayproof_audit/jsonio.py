@@ -270,8 +270,14 @@ def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
         check_depth(value)
         # sort_keys makes mixed-type keys fail here, as they would in a canonical identity.
         json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except JSONProblem as exc:
         raise on_error(str(exc)) from None
     except (TypeError, ValueError, RecursionError) as exc:
         raise on_error(f"must contain only finite JSON values ({exc})") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: not Unicode text, as in files
+        raise on_error(f"holds a lone surrogate \\u{ord(text[exc.start]):04x}"
+                       " (a string that is not Unicode text)") from None
+    return json.loads(text)

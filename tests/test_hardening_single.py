@@ -94,3 +94,17 @@ def test_a_missing_target_function_names_the_users_file(tmp_path: Path) -> None:
     assert out.stderr.strip() == (
         f"INPUT ERROR: Cannot import target: '{target}' has no 'compress'")
     assert "_frayproof_audit_target_" not in out.stderr
+
+
+def test_lone_surrogates_are_input_errors_in_files_and_lists(tmp_path: Path) -> None:
+    from frayproof_audit import validate
+
+    path = tmp_path / "after.json"
+    path.write_text('[{"role": "tool", "tool_call_id": "\\ud800", "content": "x"}]', encoding="utf-8")
+    for command in (["validate", "--snapshot", path], ["check", "--before", path, "--after", path],
+                    ["mutate", "--input", path, "--after", path]):
+        out = run_cli(*command, expect=2, real=True)
+        assert "lone surrogate" in out.stderr and "Traceback" not in out.stderr
+    with pytest.raises(InputError, match=r"messages\[0\] holds a lone surrogate \\ud800"):
+        validate([{"role": "tool", "tool_call_id": "\ud800", "content": "x"}])
+    assert validate([{"role": "user", "content": "\U0001f600 a real emoji"}]).passed
