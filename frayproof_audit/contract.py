@@ -21,7 +21,13 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.files import NotARegularFile, read_regular_file
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.model import ROLES
-from frayproof_audit.toolargs.schemas import ToolSchema
+from frayproof_audit.toolargs.schemas import (
+    ToolSchema,
+    ToolSchemaError,
+    parse_tools,
+    read_tools_file,
+    resolve_tools_path,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,11 +183,12 @@ def _load_file(path: str) -> Contract:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ContractError(f"Invalid contract '{path}': not valid UTF-8") from None
-    return parse_contract(text, path)
+    return parse_contract(text, path, base_dir=os.path.dirname(os.path.abspath(path)))
 
 
-def parse_contract(text: str, origin: str = "<string>") -> Contract:
-    """Parse contract YAML text; `origin` names it in error messages."""
+def parse_contract(text: str, origin: str = "<string>", *, base_dir: str | None = None) -> Contract:
+    """Parse contract YAML text; `origin` names it in error messages. A relative `tools:` path
+    is read from `base_dir` (the contract file's folder), else from the working directory."""
     try:
         document = _parse_yaml(text)
     except _Schema as exc:
@@ -193,7 +200,7 @@ def parse_contract(text: str, origin: str = "<string>") -> Contract:
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise ContractError(f"Invalid contract '{origin}': unreadable value: {exc}") from None
     problems = _Problems()
-    contract = _build(document, text, problems)
+    contract = _build(document, text, problems, base_dir)
     if problems:
         raise ContractError(f"Invalid contract '{origin}': {problems}")
     return contract
@@ -215,11 +222,11 @@ class _Problems:
         return "; ".join(self.items)
 
 
-def _build(document: Any, text: str, problems: _Problems) -> Contract:
+def _build(document: Any, text: str, problems: _Problems, base_dir: str | None = None) -> Contract:
     if type(document) is not dict:
         problems.add("the document must be a mapping of contract keys")
         return Contract()
-    _no_unknown(document, ("version", "format", "checks", "pins", "retain"), "", problems)
+    _no_unknown(document, ("version", "format", "checks", "pins", "retain", "tools"), "", problems)
     version = document.get("version", 1)
     if type(version) is not int or version != 1:
         problems.add("version: must be the integer 1")
@@ -238,6 +245,7 @@ def _build(document: Any, text: str, problems: _Problems) -> Contract:
         checks={key: _check(BY_KEY[key], checks, problems) for key in CHECK_KEYS},
         pins=_pins(document.get("pins", []), problems),
         retain=_retain(document.get("retain", {}), problems),
+        tools=_tools(document.get("tools", []), base_dir, problems),
         source_text=text,
     )
 
@@ -344,6 +352,27 @@ def _is_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _tools(raw: Any, base_dir: str | None, problems: _Problems) -> tuple[ToolSchema, ...]:
+    """`tools:`: inline tool definitions, or the path of a JSON file holding them (a list, or
+    `{"tools": [...]}`). The file is read now, so a broken schema fails the contract."""
+    where = "tools"
+    if type(raw) is str:
+        path = resolve_tools_path(raw, base_dir)
+        where = f"tools ({raw})"
+        try:
+            raw = read_tools_file(path)
+        except ToolSchemaError as exc:
+            problems.add(f"tools: {exc}")
+            return ()
+    elif type(raw) is not list:
+        problems.add("tools: must be a list of tool definitions or the path of a JSON file")
+        return ()
+    tools, found = parse_tools(raw)
+    for problem in found:
+        problems.add(f"{where}{'' if problem.startswith('[') else ': '}{problem}")
+    return tools if not found else ()
 
 
 def _retain(raw: Any, problems: _Problems) -> Retain:

@@ -15,6 +15,7 @@ from frayproof_audit.model import text_parts
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.report import Violation
     from frayproof_audit.snapshot import Loaded
 
 
@@ -47,6 +48,8 @@ class BeforeFacts:
     latest_user: tuple[int, bytes] | None
     results: dict[str, list[Any]] | None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
+    tool_arguments: tuple[Violation, ...] = ()
+    """Findings of `tool_arguments` on before's calls (`scope: both`), judged once per pair."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -94,4 +97,9 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
         for view in views:
             if view.role == "tool" and view.tool_call_id:
                 results.setdefault(view.tool_call_id, []).append(view.content)
-    return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results)
+    # Imported here: the checks package imports this module (retention), so a top-level import
+    # would make importing `prepared` first a cycle.
+    from frayproof_audit.checks.tool_arguments import before_findings
+
+    return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
+                       before_findings(before, contract))

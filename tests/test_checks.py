@@ -136,7 +136,8 @@ def test_warning_severities_pass_with_one_warning_each() -> None:
 
 
 def test_report_order_is_check_order() -> None:
-    contract = make_contract({"pins": [{"name": "s", "role": "system"}], **ALL_RULES})
+    contract = make_contract({"pins": [{"name": "s", "role": "system"}], **ALL_RULES,
+                              "tools": [{"name": "write", "parameters": {}}]})  # calls `read`
     after = [{"role": "alien", "content": "x"}, result("z"), call("b", "b")]
     checks = [v.check for v in check(history(1), after, contract).violations]
     assert checks == sorted(checks, key=CHECK_NAMES.index)

@@ -38,7 +38,7 @@ def test_defaults() -> None:
     contract = load_contract(None)
     assert contract == Contract()
     assert tuple(contract.checks) == CHECK_KEYS == (
-        "tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
+        "tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention", "tool_arguments")
     for key in CHECK_KEYS:
         assert (contract.settings(key).enabled, contract.settings(key).severity) == (True, "error")
     assert contract.option("tool_pairs", "allow_trailing_pending_call") is False
@@ -177,7 +177,7 @@ VALID: dict[str, tuple[str, dict[str, Any]]] = {
     "system-messages-forbidden": ("checks: {structure: {system_messages: forbidden}}",
                                   {"checks": {"structure": {"system_messages": "forbidden"}}}),
     "all-checks-off": ("checks: {tool_pairs: false, unique_tool_ids: false, structure: false, "
-                       "pinned_content: false, retention: false}",
+                       "pinned_content: false, retention: false, tool_arguments: false}",
                        {"checks": {key: {"enabled": False} for key in CHECK_KEYS}}),
     "pins-empty": ("pins: []", {"pins": ()}),
     "role-pin": ("pins: [{name: s, role: developer}]",

@@ -11,6 +11,10 @@ pin, rule). Input errors compare as "both input errors". Deliberate differences:
 * B1 — nesting deeper than 512 levels: an input error for us; frayproof accepts up to its
   recursion limit and crashes beyond it.
 
+Cases of checks frayproof does not have (tool schemas, `tool_arguments`) compare the five it
+has: frayproof reads the contract without the keys it does not know, and our findings of the
+other checks are left out, so adding tool schemas is shown never to change frayproof's verdicts.
+
 FRAYPROOF_DIFF_SEED / FRAYPROOF_DIFF_CASES change the generated set (default 0 / 400).
 """
 
@@ -27,6 +31,7 @@ from typing import Any
 import pytest
 
 import frayproof_audit
+from frayproof_audit.checks import CHECK_KEYS, CHECK_NAMES
 from sessiongen.small import GeneratedCase, differential_cases
 from tests.case_data import load_cases
 from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
@@ -37,6 +42,9 @@ DEFAULT_COUNT = 400  # README.md states it; tests/test_meta.py keeps the two equ
 COUNT = int(os.environ.get("FRAYPROOF_DIFF_CASES", str(DEFAULT_COUNT)))
 
 Verdict = list[Any]
+PEER_CHECK_KEYS, PEER_CHECK_NAMES = CHECK_KEYS[:5], CHECK_NAMES[:5]
+"""frayproof 0.1.0's five checks; ours are registered first, in its order."""
+PEER_KEYS = ("version", "format", "checks", "pins", "retain")
 
 
 @dataclass
@@ -51,13 +59,31 @@ class Job:
     ours: Verdict = field(default_factory=list)
     peer: Verdict = field(default_factory=list)
     peer_normalized: Verdict | None = None  # B3: frayproof on the file without `role: null`
+    peer_contract: Path | None = None  # the contract without keys frayproof does not know
 
     def spec(self, after: Path | None = None) -> dict[str, Any]:
+        contract = self.peer_contract or self.contract
         return {
             "after": str(after or self.after),
             "before": None if self.before is None else str(self.before),
-            "contract": None if self.contract is None else str(self.contract),
+            "contract": None if contract is None else str(contract),
         }
+
+
+def peer_part(contract: dict[str, Any]) -> dict[str, Any]:
+    """The contract as frayproof can read it: only its keys and its checks."""
+    kept = {key: value for key, value in contract.items() if key in PEER_KEYS}
+    if isinstance(kept.get("checks"), dict):
+        kept["checks"] = {k: v for k, v in kept["checks"].items() if k in PEER_CHECK_KEYS}
+    return kept
+
+
+def peer_findings(ours: Verdict) -> Verdict:
+    """Our verdict on frayproof's checks alone."""
+    if ours[0] != "ok":
+        return ours
+    kept = [item for item in ours[2] if item[0] in PEER_CHECK_NAMES]
+    return ["ok", all(item[1] != "error" for item in kept), kept]
 
 
 def our_verdict(after: Any, before: Any, contract: Any) -> Verdict:
@@ -125,6 +151,8 @@ def judge(jobs: list[Job], files: Files) -> None:
     normalized_at: dict[int, int] = {}
     for index, job in enumerate(jobs):
         job.ours = our_verdict(job.after, job.before, job.contract)
+        if job.peer_contract is not None:
+            job.ours = peer_findings(job.ours)
         if any("B3" in note for note in job.notes):
             cleaned = without_null_roles(job.after.read_bytes())
             if cleaned is not None:
@@ -172,6 +200,8 @@ def test_yaml_cases_match_frayproof(workdir: Path, peer_python_path: Path) -> No
                   None if case.before is None else files.json(case.before), contract)
         if case.peer == "input-error":
             job.notes.append("B3")
+        if case.contract is not None and peer_part(case.contract) != case.contract:
+            job.peer_contract = files.write(json.dumps(peer_part(case.contract)).encode(), ".yaml")
         jobs.append(job)
     judge(jobs, files)
     assert_all_equal(jobs)

@@ -1,0 +1,145 @@
+"""tool_arguments: every tool call's arguments against the schema of the tool it names.
+
+Bad:  tools [get_weather(location: string, required)] and a call get_weather('{"city": 1}')
+      → TA-REQUIRED (location), TA-DRIFT (city; a warning)
+Bad:  a call to a tool the schemas do not define → TA-UNKNOWN-TOOL
+Good: get_weather('{"location": "Tokyo"}')
+
+Inert without tool schemas (no contract `tools:` and no record `tools`): it then reports
+nothing, so frayproof's verdicts on existing contracts never change. It runs after frayproof's
+five checks. With `scope: both` the before snapshot's calls are judged too; those findings are
+prepared once per pair (`prepared.prepare_before`), since every mutant shares one before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from frayproof_audit.checks.base import Check, CheckSettings, Condition, OneOf, OptionProblem
+from frayproof_audit.report import Violation
+from frayproof_audit.toolargs import policy as P
+from frayproof_audit.toolargs.calls import call_arguments, message_calls
+from frayproof_audit.toolargs.compiled import tool_set
+from frayproof_audit.toolargs.policy import LevelProblem, Policy, make_policy, parse_levels
+from frayproof_audit.toolargs.rules import SchemaFailure, judge
+from frayproof_audit.toolargs.schemas import ToolSchemaError
+from frayproof_audit.toolargs.text import one_line
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.snapshot import Loaded
+
+NAME = "tool_arguments"
+RULES_OPTION = "rules"
+SCOPE = "scope"
+EMPTY_ARGUMENTS = "empty_arguments"
+MISSING_ARGUMENTS = "missing_arguments"
+
+JSON = Condition(P.CODE_JSON, "Tool call arguments are not valid JSON ({call}): {evidence}")
+NOT_OBJECT = Condition(P.CODE_NOT_OBJECT, "Tool call arguments are not a JSON object ({call}): {evidence}")
+EMPTY = Condition(P.CODE_EMPTY, "Tool call arguments are an empty string ({call}).")
+MISSING = Condition(P.CODE_MISSING, "Tool call has no arguments ({call}): {evidence}")
+UNKNOWN_TOOL = Condition(P.CODE_UNKNOWN_TOOL,
+                         "Tool call names a tool the schemas do not define ({call}): {evidence}")
+REQUIRED = Condition(P.CODE_REQUIRED, "Tool call is missing a required argument ({call}): {evidence}")
+TYPE = Condition(P.CODE_TYPE, "Tool call argument has the wrong type ({call}): {evidence}")
+DRIFT = Condition(P.CODE_DRIFT,
+                  "Tool call passes an argument its schema does not declare ({call}): {evidence}")
+SCHEMA = Condition(P.CODE_SCHEMA, "Tool call arguments break their schema ({call}): {evidence}")
+NOT_STRING = Condition(P.CODE_NOT_STRING,
+                       "Tool call arguments are raw JSON, not a JSON-encoded string ({call}): {evidence}")
+"""Only `tool-args` meets this: the openai format rejects non-string arguments as input errors."""
+
+_CONDITIONS = {c.code: c for c in (JSON, NOT_OBJECT, EMPTY, MISSING, NOT_STRING, UNKNOWN_TOOL, REQUIRED,
+                                   TYPE, DRIFT, SCHEMA)}
+
+
+@dataclass(frozen=True, slots=True)
+class RuleLevels:
+    """The `rules:` option: a mapping of rule → `error`, `warning` or `off` (YAML's unquoted
+    `off` is false and means off; `true` keeps the rule's default). Unnamed rules keep theirs."""
+
+    name: str = RULES_OPTION
+    default: tuple[tuple[str, str], ...] = ()
+
+    def parse(self, value: Any) -> Any:
+        if type(value) is not dict:
+            raise OptionProblem("must be a mapping of rule to error, warning or off")
+        try:
+            return parse_levels(value)
+        except LevelProblem as exc:
+            raise OptionProblem(str(exc)) from None
+
+
+def policy_of(settings: CheckSettings) -> Policy:
+    return make_policy(
+        settings.option(RULES_OPTION),
+        severity=settings.severity,
+        empty_arguments=settings.option(EMPTY_ARGUMENTS),
+        missing_arguments=settings.option(MISSING_ARGUMENTS),
+    )
+
+
+def find(
+    after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
+) -> list[Violation]:
+    if not contract.tools:
+        return []
+    found = judge_snapshot(after, "after", contract, settings)
+    if before is not None:
+        found += before.tool_arguments
+    return found
+
+
+def before_findings(before: Loaded, contract: Contract) -> tuple[Violation, ...]:
+    """The before snapshot's findings under `scope: both` (else none), computed once per pair."""
+    settings = contract.settings(NAME)
+    if not contract.tools or not settings.enabled or settings.option(SCOPE) != "both":
+        return ()
+    return tuple(judge_snapshot(before, "before", contract, settings))
+
+
+def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
+                   settings: CheckSettings) -> list[Violation]:
+    """Every call of every message, in message order and call order."""
+    tools = tool_set(contract.tools)
+    policy = policy_of(settings)
+    wire = loaded.wire
+    found: list[Violation] = []
+    for index, view in enumerate(loaded.views):
+        if not view.calls:
+            continue
+        for position, (call_view, call) in enumerate(zip(view.calls, message_calls(wire[index]),
+                                                         strict=False)):
+            arguments, present = call_arguments(call)
+            try:
+                problems = judge(tools, call_view.name, arguments, present, policy)
+            except SchemaFailure as exc:
+                raise ToolSchemaError(f"Invalid tools: {exc}") from None
+            if not problems:
+                continue
+            label = f"{one_line(call_view.name, 60) or '(no name)'}, {loaded.site(snapshot, index, position)}"
+            for problem in problems:
+                found.append(_CONDITIONS[problem.code].violation(
+                    NAME, policy.level(problem.rule), snapshot, index,
+                    tool_call_id=call_view.id or None, rule=problem.rule,
+                    call=label, evidence=problem.evidence,
+                ))
+    return found
+
+
+CHECK = Check(
+    name=NAME,
+    key="tool_arguments",
+    conditions=(JSON, NOT_OBJECT, EMPTY, MISSING, UNKNOWN_TOOL, REQUIRED, TYPE, DRIFT, SCHEMA),
+    find=find,
+    summary="Every tool call's arguments against its tool's JSON Schema (inert without tool schemas).",
+    options=(
+        RuleLevels(),
+        OneOf(SCOPE, ("after", "both"), "after"),
+        OneOf(EMPTY_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_EMPTY_ARGUMENTS),
+        OneOf(MISSING_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_MISSING_ARGUMENTS),
+    ),
+)
