@@ -9,7 +9,14 @@ reads this table.
 
 from __future__ import annotations
 
-from frayproof_audit.checks import pinned_content, retention, structure, tool_pairs, unique_ids
+from frayproof_audit.checks import (
+    pinned_content,
+    retention,
+    structure,
+    tool_call_integrity,
+    tool_pairs,
+    unique_ids,
+)
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 
 CHECKS: tuple[Check, ...] = (
@@ -18,6 +25,7 @@ CHECKS: tuple[Check, ...] = (
     structure.CHECK,
     pinned_content.CHECK,
     retention.CHECK,
+    tool_call_integrity.CHECK,
 )
 """Report order: frayproof's for the first five; a new check is appended."""
 
