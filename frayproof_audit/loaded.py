@@ -91,9 +91,15 @@ class Loaded:
     def wire_index(self, index: int) -> int:
         return index if self.origins is None else self.origins[index].message
 
-    def site(self, snapshot: str, index: int, call: int | None = None) -> str:
-        """`after[4]`, `after[4].tool_calls[1]`, ... in the user's own coordinates."""
-        return self.format.site(snapshot, self.origin(index), call)
+    def site(
+        self, snapshot: str, index: int, call: int | None = None, argument: str | None = None
+    ) -> str:
+        """`after[4]`, `after[4].tool_calls[1]`, `after[4].tool_calls[1].arguments.path`, ... in
+        the user's own coordinates (the format spells them). `argument` is passed on only when
+        given, so a format written before argument sites existed still labels the others."""
+        if argument is None:
+            return self.format.site(snapshot, self.origin(index), call)
+        return self.format.site(snapshot, self.origin(index), call, argument)
 
     def span_site(self, snapshot: str, start: int, stop: int) -> str:
         """The messages [start, stop) (stop > start), e.g. `after[3:7]`."""

@@ -247,3 +247,39 @@ def with_call_repeated(message: dict[str, Any], position: int) -> dict[str, Any]
     fast-path mutants are never edited again)."""
     calls = message["tool_calls"]
     return {**message, "tool_calls": [*calls, calls[position]]}
+
+
+# --- call arguments (tool_call_integrity and the argument operators) ------------------------
+# A call's arguments are the JSON text the model wrote (`function.arguments`), kept as text:
+# whether it parses, and how, is the reader's business.
+
+def call_arguments(message: dict[str, Any], position: int) -> str:
+    """The arguments text of call `position` ("" when absent, as in frayproof's identity)."""
+    function = message["tool_calls"][position].get("function") or {}
+    arguments = function.get("arguments", "")
+    return arguments if type(arguments) is str else ""
+
+
+def _call_with_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
+    """A new call dict (and function dict) carrying `arguments`; everything else is reused."""
+    function = call.get("function") or {}
+    return {**call, "function": {**function, "arguments": arguments}}
+
+
+def set_call_arguments_in_place(message: dict[str, Any], position: int, arguments: str) -> None:
+    """Give call `position` new arguments text, in place.
+
+    The call entry of the message's own array is replaced by a new call dict rather than
+    edited, so a call dict shared with another message (which the shared-object test does not
+    look for) never changes there too; the array itself is edited, as the other in-place edits
+    do, so a shared array behaves as it does for them.
+    """
+    calls = message["tool_calls"]
+    calls[position] = _call_with_arguments(calls[position], arguments)
+
+
+def with_call_arguments(message: dict[str, Any], position: int, arguments: str) -> dict[str, Any]:
+    """A copy whose call `position` carries `arguments` (other calls and fields reused)."""
+    calls = list(message["tool_calls"])
+    calls[position] = _call_with_arguments(calls[position], arguments)
+    return {**message, "tool_calls": calls}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.jsonio import canonical
-from frayproof_audit.model import text_parts
+from frayproof_audit.model import call_arguments, text_parts
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
@@ -40,6 +40,50 @@ def content_retained(content: Any, originals: list[Any]) -> bool:
     return any(type(original) is not str and canonical(original) == key for original in originals)
 
 
+ContentKey = str | bytes
+"""A result content as `content_retained` compares it: the string itself, else canonical JSON."""
+
+
+def content_key(content: Any) -> ContentKey:
+    return content if type(content) is str else canonical(content)
+
+
+@dataclass(frozen=True, slots=True)
+class CallFacts:
+    """Before's tool calls and results, for `tool_call_integrity` (prepared only when enabled).
+
+    `calls`: call id → (tool name, arguments text) of the first assistant call with that id.
+    `results`: (call id, content key) of every tool message that has an id.
+    `result_ids`: content key → the ids of the before results with that content, in order.
+    """
+
+    calls: dict[str, tuple[str, str]]
+    results: frozenset[tuple[str, ContentKey]]
+    result_ids: dict[ContentKey, tuple[str, ...]]
+
+
+def call_facts(before: Loaded) -> CallFacts:
+    calls: dict[str, tuple[str, str]] = {}
+    results: set[tuple[str, ContentKey]] = set()
+    result_ids: dict[ContentKey, list[str]] = {}
+    for index, view in enumerate(before.views):
+        if view.role == "assistant":
+            for position, call in enumerate(view.calls):
+                if call.id and call.id not in calls:
+                    calls[call.id] = (call.name, call_arguments(before.wire[index], position))
+        elif view.role == "tool" and view.tool_call_id:
+            key = content_key(view.content)
+            results.add((view.tool_call_id, key))
+            ids = result_ids.setdefault(key, [])
+            if view.tool_call_id not in ids:
+                ids.append(view.tool_call_id)
+    return CallFacts(calls, frozenset(results), {key: tuple(ids) for key, ids in result_ids.items()})
+
+
+CALL_FACTS_KEY = "tool_call_integrity"
+"""The contract key of the one check that reads `CallFacts` (they cost nothing when it is off)."""
+
+
 @dataclass(frozen=True, slots=True)
 class BeforeFacts:
     pins: tuple[PinFacts, ...]
@@ -50,6 +94,8 @@ class BeforeFacts:
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
     tool_arguments: tuple[Violation, ...] = ()
     """Findings of `tool_arguments` on before's calls (`scope: both`), judged once per pair."""
+    calls: CallFacts | None = None
+    """Before calls and results (`tool_call_integrity`), or None when that check is off."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -101,5 +147,6 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     # would make importing `prepared` first a cycle.
     from frayproof_audit.checks.tool_arguments import before_findings
 
+    calls = call_facts(before) if contract.settings(CALL_FACTS_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract))
+                       before_findings(before, contract), calls)

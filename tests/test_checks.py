@@ -25,6 +25,7 @@ from tests.helpers import (
     result,
     session,
     system,
+    tool_call,
     user,
     verdict,
 )
@@ -137,8 +138,10 @@ def test_warning_severities_pass_with_one_warning_each() -> None:
 
 def test_report_order_is_check_order() -> None:
     contract = make_contract({"pins": [{"name": "s", "role": "system"}], **ALL_RULES,
-                              "tools": [{"name": "write", "parameters": {}}]})  # calls `read`
-    after = [{"role": "alien", "content": "x"}, result("z"), call("b", "b")]
+                              "tools": [{"name": "write", "parameters": {}}],  # calls `read`
+                              "checks": {"tool_call_integrity": True}})
+    renamed = {"role": "assistant", "content": None, "tool_calls": [tool_call("c0", "write")]}
+    after = [{"role": "alien", "content": "x"}, result("z"), call("b", "b"), renamed]
     checks = [v.check for v in check(history(1), after, contract).violations]
     assert checks == sorted(checks, key=CHECK_NAMES.index)
     assert set(checks) == set(CHECK_NAMES)

@@ -37,10 +37,13 @@ def expected(checks: dict[str, dict[str, Any]] | None = None, **fields: Any) -> 
 def test_defaults() -> None:
     contract = load_contract(None)
     assert contract == Contract()
-    assert tuple(contract.checks) == CHECK_KEYS == (
-        "tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention", "tool_arguments")
+    frayproofs = ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
+    assert tuple(contract.checks) == CHECK_KEYS == (*frayproofs, "tool_arguments", "tool_call_integrity")
     for key in CHECK_KEYS:
-        assert (contract.settings(key).enabled, contract.settings(key).severity) == (True, "error")
+        # tool_arguments is on but inert without tool schemas; tool_call_integrity is opt-in:
+        # either way frayproof's verdicts hold for contracts that don't ask for them.
+        on = key != "tool_call_integrity"
+        assert (contract.settings(key).enabled, contract.settings(key).severity) == (on, "error")
     assert contract.option("tool_pairs", "allow_trailing_pending_call") is False
     assert contract.option("structure", "system_messages") == "leading_only"
     assert contract.pins == ()

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 import frayproof_audit
-from frayproof_audit.checks import CHECK_KEYS, CHECK_NAMES
+from frayproof_audit.checks import CHECK_KEYS, CHECK_NAMES, CHECKS
 from sessiongen.small import GeneratedCase, differential_cases
 from tests.case_data import load_cases
 from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
@@ -192,7 +192,10 @@ def test_yaml_cases_match_frayproof(workdir: Path, peer_python_path: Path) -> No
     files = Files(workdir / "cases", peer_python_path)
     files.root.mkdir()
     jobs = []
+    opt_in = {check.name for check in CHECKS if not check.enabled_by_default}
     for case in load_cases():
+        if case.file in opt_in:
+            continue  # a check beyond frayproof's (off by default): the peer has no such key
         contract = None
         if case.contract is not None:
             contract = files.write(json.dumps(case.contract).encode(), ".yaml")

@@ -57,6 +57,8 @@ def test_documented_test_sizes_are_the_tests_settings() -> None:
     assert f"{plain + shared} generated cases, {plain} plain and {shared} whose output" in flat
     assert (f"{noisy + clean} drawn (session, output, contract) cases per run, {noisy} noisy "
             f"and {clean}") in flat
+    assert (f"plus {test_mutation_equivalence.ARGUMENT_EXAMPLES} whose calls carry arguments "
+            "under tool schemas") in flat
     readme = " ".join(README.split())
     assert f"on {test_differential.DEFAULT_COUNT} generated `validate`/`check` cases" in readme
     assert f"on {plain + shared} generated mutation cases" in readme

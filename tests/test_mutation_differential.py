@@ -20,6 +20,7 @@ import yaml
 from benchmarks.peer import peer_python
 from frayproof_audit.contract import parse_contract
 from frayproof_audit.mutate import MutationReport, build_mutants, run_mutations
+from frayproof_audit.mutate.operators import get_operator
 from frayproof_audit.snapshot import load_list
 from sessiongen.small import mutation_cases
 from tests.helpers import REPO, expand
@@ -165,6 +166,8 @@ def test_operator_cases_build_frayproofs_mutants() -> None:
     cases = []
     for path in sorted(Path(REPO / "tests" / "cases" / "mutation").glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if get_operator(document["operator"]).applies is not None:
+            continue  # an operator beyond frayproof's nine: the peer has nothing to compare
         for case in document["cases"]:
             after = [expand(copy.deepcopy(m)) for m in case["after"]]
             before = [expand(copy.deepcopy(m)) for m in case.get("before", case["after"])]

@@ -8,7 +8,9 @@ incremental evaluator) and by a full recheck, `check_loaded(before, load_list(mu
 contract)` on a deep-copied, in-place-edited mutant. The groups (sites, index), the verdicts,
 the error-finding checks and the whole findings must be equal. Baselines are not consulted, so
 failing outputs exercise the evaluator too. Seeded guards check that the generator keeps
-producing judged mutants for every operator, so the property cannot pass vacuously.
+producing judged mutants for every operator, so the property cannot pass vacuously. The argument
+operators apply only under tool schemas, so a third property draws cases whose calls carry
+arguments and whose contract has schemas (`sessiongen.arguments`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
@@ -29,9 +32,9 @@ from frayproof_audit.mutate.operators import Candidate, dedupe, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts, prepare_before
 from frayproof_audit.snapshot import Loaded, load_list
-from sessiongen import small
+from sessiongen import arguments, small
 from sessiongen.source import RandomSource
-from sessiongen.strategies import clean_mutation_cases, mutation_cases
+from sessiongen.strategies import DrawSource, clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
 
 
@@ -41,8 +44,9 @@ def _candidates(name: str, after: Loaded, contract: Contract, facts: BeforeFacts
 
 
 def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: Any) -> Counter[str]:
-    """Compare both paths for every operator; return how many mutants each operator had."""
-    contract = make_contract(contract_doc)
+    """Compare both paths for every operator; return how many mutants each operator had.
+    `contract_doc` is YAML (text or mapping) or a built `Contract` (one with tool schemas)."""
+    contract = contract_doc if isinstance(contract_doc, Contract) else make_contract(contract_doc)
     before, after = load_list(before_raw), load_list(after_raw)
     assert not shares_mutable_objects(after.wire)
     facts = prepare_before(before, contract)
@@ -73,6 +77,7 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
 
 NOISY_EXAMPLES = 150  # docs/mutation.md states both; tests/test_meta.py keeps them equal
 CLEAN_EXAMPLES = 60
+ARGUMENT_EXAMPLES = 60
 
 
 @settings(max_examples=NOISY_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,6 +93,20 @@ def test_fast_path_equals_full_recheck_on_clean_outputs(case: small.MutationCase
     _judge_both_ways(*case)
 
 
+@st.composite
+def argument_cases(draw: st.DrawFn) -> tuple[list[Any], list[Any], Contract]:
+    return arguments.argument_case(DrawSource(draw))
+
+
+@settings(max_examples=ARGUMENT_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(argument_cases())
+def test_fast_path_equals_full_recheck_with_tool_schemas(
+        case: tuple[list[Any], list[Any], Contract]) -> None:
+    """Calls with arguments under tool schemas: the argument operators apply, and
+    tool_call_integrity (mostly on) compares kept calls."""
+    _judge_both_ways(*case)
+
+
 @functools.cache
 def _judged_on_a_seeded_sample() -> Counter[str]:
     src = RandomSource(0)
@@ -96,6 +115,8 @@ def _judged_on_a_seeded_sample() -> Counter[str]:
         judged += _judge_both_ways(*case)
     for _ in range(10):
         judged += _judge_both_ways(*small.clean_mutation_case(src))
+    for _ in range(10):
+        judged += _judge_both_ways(*arguments.argument_case(src))
     return judged
 
 

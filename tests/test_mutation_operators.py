@@ -1,7 +1,8 @@
 """Every operator's eligibility, sites, labels, edits and dedupe, from `tests/cases/mutation/`.
 
 Each YAML file names one operator and lists cases: an `after` (and optionally a `before`, which
-defaults to the after, and a `contract`), and either `skipped` or the distinct mutants in
+defaults to the after, a `contract`, and `tools`: `{name, parameters}` tool schemas given to the
+contract, also settable for a whole file), and either `skipped` or the distinct mutants in
 order, each with its sites, message index and optionally the exact mutant list. Both mutant
 builders are held to the same expectations: the copy-on-write fast path and the deep-copy
 reference path.
@@ -10,18 +11,21 @@ reference path.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, build_mutants
 from frayproof_audit.mutate.fastpath import Mutant, SharedPair
 from frayproof_audit.mutate.operators import OPERATOR_TABLE, dedupe, get_operator
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
+from frayproof_audit.toolargs.schemas import ToolSchema
 from tests.helpers import expand, history, make_contract
 
 CASES = Path(__file__).parent / "cases" / "mutation"
@@ -32,6 +36,8 @@ def _load_cases() -> list[Any]:
     for path in sorted(CASES.glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
         for case in document["cases"]:
+            if "tools" in document:
+                case = {"tools": document["tools"], **case}
             found.append(pytest.param(document["operator"], case,
                                       id=f"{document['operator']}:{case['id']}"))
     return found
@@ -44,6 +50,13 @@ def _messages(shorthand: list[Any]) -> list[Any]:
     return [expand(copy.deepcopy(message)) for message in shorthand]
 
 
+def _contract(case: dict[str, Any]) -> Contract:
+    """The case's contract with its tool schemas (the YAML `tools:` key is not parsed here)."""
+    contract = make_contract(case.get("contract"))
+    tools = tuple(ToolSchema(tool["name"], tool["parameters"]) for tool in case.get("tools", ()))
+    return replace(contract, tools=tools) if tools else contract
+
+
 def test_every_operator_has_cases() -> None:
     covered = {param.values[0] for param in ALL_CASES}
     assert covered == set(OPERATORS)
@@ -53,12 +66,12 @@ def test_every_operator_has_cases() -> None:
 def test_operator_case(operator: str, case: dict[str, Any]) -> None:
     after_raw = _messages(case["after"])
     before_raw = _messages(case.get("before", case["after"]))
-    contract = make_contract(case.get("contract"))
+    contract = _contract(case)
     before, after = load_list(before_raw), load_list(after_raw)
     pristine = copy.deepcopy(after.wire)
 
     reference = build_mutants(before, after, contract, [operator])
-    fast = _fast_mutants(operator, before_raw, after_raw, case.get("contract"))
+    fast = _fast_mutants(operator, before_raw, after_raw, case)
     assert after.wire == pristine, "building mutants must not touch the output"
 
     expected = case["expect"]
@@ -80,8 +93,8 @@ def test_operator_case(operator: str, case: dict[str, Any]) -> None:
 
 
 def _fast_mutants(operator: str, before_raw: list[Any], after_raw: list[Any],
-                  contract_doc: Any) -> list[tuple[tuple[str, ...], int, list[Any]]]:
-    contract = make_contract(contract_doc)
+                  case: dict[str, Any]) -> list[tuple[tuple[str, ...], int, list[Any]]]:
+    contract = _contract(case)
     before, after = load_list(before_raw), load_list(after_raw)
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
@@ -107,9 +120,15 @@ def test_every_operator_is_documented_with_its_hint_and_skip_reason() -> None:
 def test_every_edit_of_every_operator_declares_its_effects() -> None:
     from frayproof_audit.mutate.edits import Effects
     before = history(3)
-    contract = make_contract({"pins": [{"name": "sys", "role": "system"},
-                                       {"name": "data", "contains": "data 1"}],
-                              "retain": {"recent_exchanges": 1}})
+    for message in before:
+        for call in message.get("tool_calls", ()):
+            call["function"]["arguments"] = '{"path": "notes.txt"}'
+    contract = replace(
+        make_contract({"pins": [{"name": "sys", "role": "system"},
+                                {"name": "data", "contains": "data 1"}],
+                       "retain": {"recent_exchanges": 1}}),
+        tools=(ToolSchema("read", {"type": "object", "required": ["path"],
+                                   "properties": {"path": {"type": "string"}}}),))
     loaded_before, after = load_list(before), load_list(before)
     facts = prepare_before(loaded_before, contract)
     for operator in OPERATOR_TABLE:
@@ -142,7 +161,8 @@ def test_an_edit_that_declares_nothing_is_rechecked_by_every_check() -> None:
             return Effects()
 
     calls: list[str] = []
-    contract = make_contract({"retain": {"latest_user_message": "exact"}})
+    contract = make_contract({"retain": {"latest_user_message": "exact"},
+                              "checks": {check.key: True for check in CHECKS}})
     before = after = load_list(history(2))
     shared = SharedPair(after, contract, prepare_before(before, contract))
     originals = {check.name: check.find for check in CHECKS}

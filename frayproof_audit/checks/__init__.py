@@ -14,6 +14,7 @@ from frayproof_audit.checks import (
     retention,
     structure,
     tool_arguments,
+    tool_call_integrity,
     tool_pairs,
     unique_ids,
 )
@@ -26,6 +27,7 @@ CHECKS: tuple[Check, ...] = (
     pinned_content.CHECK,
     retention.CHECK,
     tool_arguments.CHECK,
+    tool_call_integrity.CHECK,
 )
 """Report order: frayproof's for the first five; a new check is appended."""
 

@@ -120,6 +120,9 @@ class Check:
     for `tool_pairs` / `tool_pair_integrity`, as in frayproof). A check with `needs_before`
     runs only when a before snapshot is given; `active(contract)` says whether the contract
     asks anything of it that needs one (then `validate` refuses, naming `asks_for`).
+
+    `enabled_by_default` is False for checks that go beyond frayproof's: a contract that does not
+    mention them keeps frayproof's verdicts, and `checks: {<key>: true}` opts in.
     """
 
     name: str
@@ -131,6 +134,8 @@ class Check:
     needs_before: bool = False
     active: Callable[[Contract], bool] | None = None
     asks_for: str = ""
+    enabled_by_default: bool = True
 
     def defaults(self) -> CheckSettings:
-        return CheckSettings(options={option.name: option.default for option in self.options})
+        return CheckSettings(enabled=self.enabled_by_default,
+                             options={option.name: option.default for option in self.options})

@@ -10,6 +10,7 @@ import click
 
 from frayproof_audit import __version__
 from frayproof_audit.cli.audit_cmd import audit_command, stats_command
+from frayproof_audit.cli.init_cmd import init_command
 from frayproof_audit.cli.mutate_cmd import mutate_command
 from frayproof_audit.cli.single import check_command, validate_command
 from frayproof_audit.cli.tool_args_cmd import tool_args_command
@@ -33,3 +34,4 @@ main.add_command(mutate_command)
 main.add_command(audit_command)
 main.add_command(stats_command)
 main.add_command(tool_args_command)
+main.add_command(init_command)

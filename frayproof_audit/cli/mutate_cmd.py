@@ -39,7 +39,7 @@ from frayproof_audit.render import render
 def mutate_command(input_path: str, target: str | None, after_path: str | None,
                    contract: str | None, input_format: str | None, output_format: str,
                    operators: str | None, verify: bool) -> None:
-    """Corrupt the real output at every eligible site with nine fault operators and report
+    """Corrupt the real output at every eligible site with the fault operators and report
     which corruptions the contract catches.
 
     Give --target to run a transformation once on the input, or --after to test an output

@@ -2,9 +2,9 @@
 
 A format turns one wire snapshot (a parsed JSON message list) into the neutral `Loaded` model
 the checks read, computes message identities, and says where a neutral position lives in the
-user's own data (`after[4]`, `after[4].tool_calls[1]`, a block index for formats whose
-messages hold blocks). Checks, operators and the corpus never look at wire fields; they see
-`MessageView`s and the neutral message dicts of `model`.
+user's own data (`after[4]`, `after[4].tool_calls[1]`, `after[4].tool_calls[1].arguments.path`,
+a block index for formats whose messages hold blocks). Checks, operators and the corpus never
+look at wire fields; they see `MessageView`s and the neutral message dicts of `model`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,12 @@ class Format(Protocol):
         """Canonical bytes of a neutral message: equal bytes ⇔ the same message."""
         ...
 
-    def site(self, snapshot: str, origin: Origin, call: int | None = None) -> str:
-        """A position in the user's wire data: a message, or one call of it."""
+    def site(
+        self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None
+    ) -> str:
+        """A position in the user's wire data: a message, one call of it, or one top-level
+        argument of that call's arguments object (`argument`, given only with `call`). The
+        format spells it as its users see their data."""
         ...
 
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:

@@ -10,6 +10,8 @@ the two spellings of "no role" are the same kind of problem.
 from __future__ import annotations
 
 import functools
+import json
+import re
 from typing import Any
 
 from frayproof_audit.errors import InputError
@@ -48,15 +50,30 @@ class OpenAIChat:
     def identity(self, message: dict[str, Any]) -> bytes:
         return message_identity(message)
 
-    def site(self, snapshot: str, origin: Origin, call: int | None = None) -> str:
+    def site(
+        self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None
+    ) -> str:
         where = f"{snapshot}[{origin.message}]"
-        return where if call is None else f"{where}.tool_calls[{call}]"
+        if call is None:
+            return where
+        where = f"{where}.tool_calls[{call}]"
+        return where if argument is None else f"{where}.arguments{argument_step(argument)}"
 
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:
         return f"{snapshot}[{first.message}:{last.message + 1}]"
 
 
 OPENAI = OpenAIChat()
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def argument_step(name: str) -> str:
+    """`.location` for a name that reads as an identifier, else `["two words"]` (JSON-quoted),
+    so every label names exactly one argument."""
+    if _NAME.fullmatch(name):
+        return f".{name}"
+    return f"[{json.dumps(name, ensure_ascii=False)}]"
 
 
 def message_identity(message: dict[str, Any]) -> bytes:

@@ -1,7 +1,8 @@
 """Mutation testing: would the contract catch a broken compactor? (spec §5)
 
 `run_mutations` / `run_mutations_async` run a transformation once (or take a logged output),
-corrupt the real output at every eligible site with nine operators and report which
+corrupt the real output at every eligible site with the fault operators (frayproof's nine,
+plus two argument operators where tool schemas exist) and report which
 corruptions the contract rejects. `mutate_pair` does the same for a pair already loaded, as the
 corpus audit needs.
 """

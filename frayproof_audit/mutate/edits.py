@@ -30,6 +30,8 @@ from frayproof_audit.model import (
     is_empty_message,
     repeat_call_in_place,
     role_of,
+    set_call_arguments_in_place,
+    with_call_arguments,
     with_call_repeated,
     without_call,
 )
@@ -52,6 +54,9 @@ class Effects:
     - `call_repeated`: messages replaced in place by a copy that repeats one of its calls.
     - `moved_to_end`: messages moved behind the last one (a permutation).
     - `swapped`: two messages exchanged (a permutation).
+    - `arguments_changed`: messages replaced in place by a copy in which one call's arguments
+      text alone differs (its id, name and type, the other calls and every other field kept),
+      so the copy's `MessageView` equals the original's.
     """
 
     deleted: tuple[int, ...] = ()
@@ -60,16 +65,17 @@ class Effects:
     call_repeated: tuple[int, ...] = ()
     moved_to_end: tuple[int, ...] = ()
     swapped: tuple[int, int] | None = None
+    arguments_changed: tuple[int, ...] = ()
 
     @property
     def declared(self) -> bool:
         return bool(self.deleted or self.text_edited or self.call_dropped or self.call_repeated
-                    or self.moved_to_end or self.swapped)
+                    or self.moved_to_end or self.swapped or self.arguments_changed)
 
     @property
     def rewritten(self) -> tuple[int, ...]:
         """Positions replaced in place by a changed copy."""
-        return self.text_edited + self.call_dropped + self.call_repeated
+        return self.text_edited + self.call_dropped + self.call_repeated + self.arguments_changed
 
     @property
     def permutes(self) -> bool:
@@ -119,6 +125,26 @@ class DropCall:
     def effects(self) -> Effects:
         return Effects(deleted=(self.index,)) if self.drops_message else Effects(
             call_dropped=(self.index,))
+
+
+@dataclass(frozen=True, slots=True)
+class SetArguments:
+    """Give call `position` of message `index` a new arguments text (`arguments`, prepared by
+    the operator); the call's id, name and type and everything else stay as they were."""
+
+    index: int
+    position: int
+    arguments: str
+
+    def apply_in_place(self, messages: list[Any]) -> None:
+        set_call_arguments_in_place(messages[self.index], self.position, self.arguments)
+
+    def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
+        copy = with_call_arguments(wire[self.index], self.position, self.arguments)
+        return [(0, self.index), [copy], (self.index + 1, len(wire))]
+
+    def effects(self) -> Effects:
+        return Effects(arguments_changed=(self.index,))
 
 
 @dataclass(frozen=True, slots=True)

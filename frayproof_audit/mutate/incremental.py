@@ -14,6 +14,11 @@ are backed by a hypothesis test that compares this evaluator with a full recheck
 registered operator (`tests/test_mutation_equivalence.py`), and `--verify` runs both.
 
 Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O):
+- View-only checks (unique_tool_ids, tool_pair_integrity, structure read nothing but the
+  messages' `MessageView`s): an edit that only changes call arguments in place keeps every
+  position and every view (a view holds a call's id, name and type, never its arguments), so
+  their findings on M are O's, clean or not. Checks that read arguments (any check this module
+  has no lemma for) are rerun; pins and retention see it as an in-place rewrite (below).
 - unique_tool_ids, O clean: deleting messages or calls, reordering messages and editing text
   never create a repeated id; only repeating a call can.
 - tool_pair_integrity depends only on the ordered assistant/tool messages (roles, call and
@@ -65,6 +70,7 @@ Fresh = list[tuple[int, dict[str, Any], MessageView]]
 _PINS, _RETENTION = pinned_content.CHECK, retention.CHECK
 _STRUCTURE, _PAIRS, _IDS = structure.CHECK, tool_pairs.CHECK, unique_ids.CHECK
 _PAIR_ROLES = frozenset({"assistant", "tool"})
+_VIEW_ONLY = (_STRUCTURE, _PAIRS, _IDS)
 
 
 class IncrementalEvaluator:
@@ -164,6 +170,8 @@ class IncrementalEvaluator:
         """Whether this check's findings on the mutant are the original's, by the lemmas."""
         if check is _PINS:
             return not self._touches_pins(effects, fresh)
+        if any(check is view_only for view_only in _VIEW_ONLY) and _only_arguments(effects):
+            return True
         if self.original[check.name]:
             return False
         if check is _IDS:
@@ -293,6 +301,12 @@ class IncrementalEvaluator:
         if identity in self.anchors:
             return identity
         return _USER if view.role == "user" else _OTHER
+
+
+def _only_arguments(effects: Effects) -> bool:
+    """The edit changes call arguments in place and nothing else."""
+    return bool(effects.arguments_changed) and effects == Effects(
+        arguments_changed=effects.arguments_changed)
 
 
 _OTHER = 0

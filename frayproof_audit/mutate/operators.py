@@ -12,6 +12,7 @@ the path that builds the mutants); an operator with no candidate yields one skip
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from functools import partial
 from frayproof_audit.contract import Contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.model import INSTRUCTION_ROLES, first_nonblank, has_content, text_parts
+from frayproof_audit.mutate import arguments
 from frayproof_audit.mutate.edits import (
     AppendCallCopy,
     DeleteMessage,
@@ -28,6 +30,7 @@ from frayproof_audit.mutate.edits import (
     EditText,
     KeepInstructions,
     MoveToEnd,
+    SetArguments,
     Swap,
     remove_literal,
     truncate_half,
@@ -55,9 +58,9 @@ class Group:
     sites: tuple[str, ...]
 
 
-def site(after: Loaded, index: int, position: int | None = None) -> str:
-    """A message, or one call of it, of the output, in the user's wire coordinates."""
-    return after.site("after", index, position)
+def site(after: Loaded, index: int, position: int | None = None, argument: str | None = None) -> str:
+    """A message, one call of it, or one argument of that call, in the user's wire coordinates."""
+    return after.site("after", index, position, argument)
 
 
 def call_sites(after: Loaded) -> list[tuple[int, int, str]]:
@@ -217,6 +220,47 @@ def drop_recent_exchange(after: Loaded, contract: Contract, facts: BeforeFacts) 
     ]
 
 
+def drop_required_argument(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """One mutant per call × required argument it holds (schema `required` order)."""
+    found = []
+    for call in arguments.call_sites(after, contract):
+        for name in arguments.required(call.parameters):
+            if name not in call.arguments:
+                continue
+            rest = {key: value for key, value in call.arguments.items() if key != name}
+            found.append(Candidate(
+                "drop_required_argument",
+                f"Delete required argument {name!r} of a {call.tool} call.", call.index,
+                site(after, call.index, call.position, name),
+                SetArguments(call.index, call.position, arguments.compact(rest))))
+    return found
+
+
+def retype_argument(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """One mutant per call × declared argument it holds (schema `properties` order), the value
+    replaced by the first wrong-typed one of `arguments.WRONG_VALUES`."""
+    found = []
+    for call in arguments.call_sites(after, contract):
+        for name, allowed in arguments.declared_types(call.parameters):
+            if name not in call.arguments:
+                continue
+            exists, wrong = arguments.wrong_value(allowed)
+            if not exists or arguments.same_value(call.arguments[name], wrong):
+                continue
+            changed = {**call.arguments, name: wrong}
+            shown = json.dumps(wrong)
+            found.append(Candidate(
+                "retype_argument",
+                f"Give argument {name!r} of a {call.tool} call the wrong type ({shown}).",
+                call.index, site(after, call.index, call.position, name),
+                SetArguments(call.index, call.position, arguments.compact(changed))))
+    return found
+
+
+def _has_tool_schemas(contract: Contract) -> bool:
+    return bool(contract.tools)
+
+
 SiteFinder = Callable[[Loaded, Contract, BeforeFacts], list[Candidate]]
 
 
@@ -282,8 +326,21 @@ OPERATOR_TABLE: tuple[Operator, ...] = (
         "No closed user exchange in the output.",
         "Losing a whole exchange passed; set retain.recent_exchanges to the window you need.",
         drop_recent_exchange),
+    Operator(
+        "drop_required_argument", "Delete a required argument of a tool call.",
+        "No call of a tool with a schema holds one of its required arguments in a JSON object.",
+        "A call without a required argument passed; enable tool_arguments (tool_call_integrity "
+        "also catches it in calls kept from before).",
+        drop_required_argument, applies=_has_tool_schemas),
+    Operator(
+        "retype_argument", "Give a declared argument of a tool call a value of the wrong type.",
+        "No call of a tool with a schema holds a declared, typed argument in a JSON object.",
+        "An argument of the wrong type passed; enable tool_arguments (tool_call_integrity also "
+        "catches it in calls kept from before).",
+        retype_argument, applies=_has_tool_schemas),
 )
-"""Every operator, in frayproof's order (the order of reports and tables)."""
+"""Every operator: frayproof's nine in its order (the order of reports and tables), then the
+argument operators, which run only for contracts with tool schemas."""
 
 OPERATORS: tuple[str, ...] = tuple(operator.name for operator in OPERATOR_TABLE)
 _BY_NAME = {operator.name: operator for operator in OPERATOR_TABLE}

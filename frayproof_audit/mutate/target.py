@@ -119,7 +119,7 @@ def run_request(request: MutateRequest) -> MutationReport:
         raise InputError("Give either --target or --after")
     spec = parse_target(request.target) if request.target is not None else None
     contract = load_contract(request.contract)
-    operators = select_operators(request.operators)
+    operators = select_operators(request.operators, contract)
     fmt = resolve_format(request.input_format or contract.format)
     prepared = load_mutation_input(request.input, fmt)
     if spec is None:
