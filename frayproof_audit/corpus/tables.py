@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.config import AuditConfig
     from frayproof_audit.corpus.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 2
+TABLES_SCHEMA_VERSION = 3
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -66,6 +66,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("mutants_skipped", pa.int32()),
     _f("mutation_score", pa.float64()),
     _f("record_sha256", pa.string(), False),
+    _f("engine_error", pa.string()),  # schema 3: status engine_error, what was raised and where
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -122,6 +123,7 @@ RUNS_SCHEMA = pa.schema([
     _f("mutants_survived", pa.int64(), False),
     _f("mutants_skipped", pa.int64(), False),
     _f("files", _STRINGS, False),
+    _f("engine_errors", pa.int64(), False),  # schema 3
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -228,5 +230,6 @@ def runs_row(
         "mutants_survived": summary.mutants_survived,
         "mutants_skipped": summary.mutants_skipped,
         "files": sorted(files),
+        "engine_errors": summary.engine_errors,
     }
     return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)
