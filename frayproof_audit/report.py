@@ -7,8 +7,18 @@ from dataclasses import dataclass
 from typing import Any
 
 EXIT_PASS = 0
+"""Nothing failed: no violation, no gate tripped."""
 EXIT_FAIL = 1
+"""Contract violations, or a gate of `audit` failed (its summary says which)."""
 EXIT_INPUT_ERROR = 2
+"""The command could not run, or ran and could judge nothing: a bad option, contract, input or
+output path, an environment fault (a full disk), or an audit that checked no pair at all."""
+EXIT_INTERNAL_ERROR = 123
+"""An unexpected exception: a bug. One line on stderr, the traceback in a crash log file."""
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C (SIGINT), after cleaning up (128 + 2)."""
+EXIT_TERMINATED = 143
+"""Stopped by SIGTERM, after cleaning up like Ctrl-C (128 + 15)."""
 SCHEMA_VERSION = 1
 
 VIOLATION_FIELDS = (

@@ -21,7 +21,14 @@ from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.dataset_reader import committed_files
 from frayproof_audit.corpus.store import STAGING, write_parquet
-from frayproof_audit.corpus.tables import FINDINGS_SCHEMA, SCHEMAS, TABLES, TableBuilder, file_metadata
+from frayproof_audit.corpus.tables import (
+    FINDINGS_SCHEMA,
+    SCHEMAS,
+    TABLES,
+    TABLES_SCHEMA_VERSION,
+    TableBuilder,
+    file_metadata,
+)
 from frayproof_audit.report import VIOLATION_FIELDS
 from tests.corpus_support import (
     MAX_RECORD_BYTES,
@@ -95,7 +102,7 @@ def test_every_file_carries_the_metadata_keys(dataset: Path) -> None:
     assert len(files) > 4
     for path in files:
         meta = {k.decode(): v.decode() for k, v in (pq.read_schema(path).metadata or {}).items()}
-        assert meta["frayproof_audit.schema_version"] == "2"
+        assert meta["frayproof_audit.schema_version"] == str(TABLES_SCHEMA_VERSION)
         assert meta["run_id"] == "night-1"
         assert len(meta["contract_sha256"]) == 64
         assert meta["frayproof_audit.version"]

@@ -52,7 +52,10 @@ def pairs(out: Path) -> pl.DataFrame:
 
 
 def audit_json(cwd: Path, *args: str, expect: int = 0) -> dict[str, Any]:
-    return summary(cli(cwd, "audit", *args, "--format", "json", "-q", "--no-mutate", expect=expect))
+    """The JSON summary of a run without mutation. Input errors are what these tests make, so
+    the input-error-rate gate is opened; the other gates stay as the caller sets them."""
+    return summary(cli(cwd, "audit", *args, "--format", "json", "-q", "--no-mutate",
+                       "--max-input-error-rate", "1", expect=expect))
 
 
 # --- 2. the output is never an input -----------------------------------------------------
@@ -280,8 +283,9 @@ def test_undecodable_field_and_config_arguments_are_clear_errors(tmp_path: Path)
                   expect=2)
     assert "Cannot read config 'c\\xff.yaml'" in missing.stderr
     (tmp_path / os.fsdecode(b"c\xff.yaml")).write_text("fields:\n  before: b\n")
+    # the mapping is read (and points nowhere): the run goes on, and exits 2 for nothing audited
     cli(tmp_path, "audit", "a.jsonl", "--out", "o", "--config", os.fsdecode(b"c\xff.yaml"),
-        "--fail-on", "none", "-q")
+        "--fail-on", "none", "-q", expect=2)
     assert not (tmp_path / "o" / "_staging").exists() or not any((tmp_path / "o" / "_staging").iterdir())
 
 

@@ -108,3 +108,24 @@ def test_lone_surrogates_are_input_errors_in_files_and_lists(tmp_path: Path) -> 
     with pytest.raises(InputError, match=r"messages\[0\] holds a lone surrogate \\ud800"):
         validate([{"role": "tool", "tool_call_id": "\ud800", "content": "x"}])
     assert validate([{"role": "user", "content": "\U0001f600 a real emoji"}]).passed
+
+
+def test_records_missing_before_get_one_hint_naming_their_keys(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    line = '{"request": {"messages": []}, "response": {"compacted": []}}\n'
+    (logs / "a.jsonl").write_text(line * 3, encoding="utf-8")
+    out = run_cli("audit", logs, "--out", logs / "out", "-q", expect=2, real=True)
+    assert out.stdout.count("records lack `before`") == 1
+    assert "top-level keys: request, response" in out.stdout
+    assert "--field before=PATH" in out.stdout
+    assert "NOTHING AUDITED" in out.stdout
+    again = run_cli("audit", logs, "--out", logs / "out", "-q", "--format", "json", expect=2,
+                    real=True)
+    import json
+
+    notes = json.loads(again.stdout)["notes"]
+    assert any(note.startswith("skipped frayproof-audit output") for note in notes), notes
+    fixed = run_cli("audit", logs, "--out", logs / "out", "-q", "--field", "before=request.messages",
+                    "--field", "after=response.compacted", expect=0, real=True)
+    assert "records lack" not in fixed.stdout

@@ -1,7 +1,9 @@
 """The `frayproof-audit` command line: thin wrappers over the library.
 
 Each command builds its options, calls one library function and renders the result; exit
-codes come from the result object (0 pass, 1 fail, 2 bad input or usage).
+codes come from the result object (0 pass, 1 fail, 2 bad input or usage, or nothing audited),
+and from `entry.CommandGroup` for what ends a command without one (123 a bug, 130 Ctrl-C,
+143 SIGTERM, 2 a machine fault, 141 a closed stdout).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import click
 
 from frayproof_audit import __version__
 from frayproof_audit.cli.audit_cmd import audit_command, stats_command
+from frayproof_audit.cli.entry import CommandGroup
 from frayproof_audit.cli.init_cmd import init_command
 from frayproof_audit.cli.mutate_cmd import mutate_command
 from frayproof_audit.cli.single import check_command, validate_command
@@ -18,13 +21,15 @@ from frayproof_audit.cli.tool_args_cmd import tool_args_command
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-@click.group(context_settings=CONTEXT_SETTINGS)
+@click.group(cls=CommandGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, prog_name="frayproof-audit", message="%(prog)s %(version)s")
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
     Single pairs: validate, check, mutate. Whole logs: audit, stats.
-    Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage.
+    Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
+    (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the
+    traceback goes to a crash log), 130 Ctrl-C, 143 SIGTERM.
     """
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
@@ -16,8 +17,10 @@ from frayproof_audit.cli.common import (
     input_format_option,
     parse_operator_list,
 )
+from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.corpus.config import (
     BACKENDS,
+    DEFAULT_MAX_INPUT_ERROR_RATE,
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_SHARD_BYTES,
     FAIL_ON,
@@ -106,6 +109,12 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="What makes the run exit 1 (repeatable).")
 @click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=None,
               help="Fail only when failed / checked pairs exceeds this (replaces 'any failure').")
+@click.option("--max-input-error-rate", type=click.FloatRange(0.0, 1.0),
+              default=DEFAULT_MAX_INPUT_ERROR_RATE, show_default=True,
+              help="Fail when input errors / records exceeds this (--fail-on input-errors: any).")
+@click.option("--allow-engine-errors", is_flag=True,
+              help="Do not fail the run for records whose audit raised an unexpected exception "
+                   "(engine_error rows: a bug). By default any one fails it, even --fail-on none.")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def audit_command(
@@ -124,6 +133,8 @@ def audit_command(
     shard_bytes: int,
     fail_on: tuple[str, ...],
     max_failure_rate: float | None,
+    max_input_error_rate: float,
+    allow_engine_errors: bool,
     output_format: str,
     quiet: bool,
 ) -> None:
@@ -131,7 +142,8 @@ def audit_command(
 
     INPUTS are files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet), globs or folders (searched
     recursively, Hive layouts included). Bad records are reported as input errors; the run
-    goes on. Exit 0 pass, 1 a gate failed, 2 bad contract, input path or option.
+    goes on. Exit 0 pass, 1 a gate failed, 2 bad contract, input path, option or output
+    folder, a full disk, or nothing audited (no pair could be checked).
 
     \b
     Example:
@@ -156,16 +168,30 @@ def audit_command(
             fail_on=fail_on,
             max_failure_rate=max_failure_rate,
             argv=("frayproof-audit", *sys.argv[1:]),
+            max_input_error_rate=max_input_error_rate,
+            allow_engine_errors=allow_engine_errors,
         )
-        from frayproof_audit.corpus.run import run_audit  # the heavy imports: only this command
+        from frayproof_audit.corpus.run import new_run_id, run_audit  # heavy: only this command
+        from frayproof_audit.corpus.store import LOGS_FOLDER
 
+        config = replace(config, run_id=config.run_id or new_run_id())
+        meta = click.get_current_context().meta
+        meta[CRASH_LOG] = Path(out) / LOGS_FOLDER / f"crash-{config.run_id}.log"
+        meta[INTERRUPT_NOTE] = f"run {config.run_id} was not committed"
         summary: RunSummary = run_audit(config, progress)
     except InputError as exc:
         progress.close()
-        fail_input(str(exc), output_format)
-    progress.close()
+        fail_input(str(exc), output_format, label=_label(exc))
+    finally:
+        progress.close()
     click.echo(render(summary, output_format))
     sys.exit(summary.exit_code)
+
+
+def _label(exc: InputError) -> str:
+    from frayproof_audit.corpus.store import StoreError
+
+    return "OUTPUT ERROR" if isinstance(exc, StoreError) else "INPUT ERROR"
 
 
 @click.command("stats")
@@ -200,7 +226,11 @@ def stats_command(out: str, by: str | None, output_format: str, output: str | No
         fail_input(str(exc), json_errors)
     if output_format == "parquet":
         assert output is not None
-        stats.tidy().write_parquet(output)
+        try:
+            with open(output, "wb") as handle:  # a file object: never a URI for Polars
+                stats.tidy().write_parquet(handle)
+        except OSError as exc:
+            _cannot_write(output, exc)
         return
     if output_format == "csv":
         text = stats.tidy().write_csv()
@@ -212,5 +242,9 @@ def stats_command(out: str, by: str | None, output_format: str, output: str | No
     try:
         Path(output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     except OSError as exc:
-        click.echo(f"INPUT ERROR: cannot write '{output}': {exc.strerror or exc}", err=True)
-        sys.exit(EXIT_INPUT_ERROR)
+        _cannot_write(output, exc)
+
+
+def _cannot_write(output: str, exc: OSError) -> NoReturn:
+    click.echo(f"INPUT ERROR: cannot write '{output}': {exc.strerror or exc}", err=True)
+    sys.exit(EXIT_INPUT_ERROR)

@@ -47,12 +47,13 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def fail_input(message: str, output_format: str) -> NoReturn:
-    """Print an input error the way every command does, then exit 2."""
+def fail_input(message: str, output_format: str, label: str = "INPUT ERROR") -> NoReturn:
+    """Print an input error the way every command does, then exit 2 (`label` says whose fault:
+    `OUTPUT ERROR` when the output folder cannot be used or written)."""
     if output_format == "json":
         click.echo(input_error_json(message))
     else:
-        click.echo(f"INPUT ERROR: {message}", err=True)
+        click.echo(f"{label}: {message}", err=True)
     sys.exit(EXIT_INPUT_ERROR)
 
 

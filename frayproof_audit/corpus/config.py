@@ -37,6 +37,11 @@ STATS_BY = ("compactor", "log_date", "run_id")
 """Columns `stats --by` can group on (kept here so the CLI need not import Polars to list them)."""
 DEFAULT_SHARD_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_RECORD_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_INPUT_ERROR_RATE = 0.5
+"""Input errors / records above this fail the run. A safety net against an audit that did not
+see the log it was pointed at (a wrong field map, gzip bytes in a `.jsonl`: all or most records
+bad), loose enough that the truncated last line of a live log, even one per small file, never
+trips it. Stricter nightly jobs set a lower rate, or `--fail-on input-errors` (any)."""
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -211,6 +216,10 @@ class AuditConfig:
     fail_on: tuple[str, ...] = ("failures",)
     max_failure_rate: float | None = None
     argv: tuple[str, ...] = ()
+    max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE
+    """Input errors / records above this fail the run (None: never; `fail_on` input-errors: any)."""
+    allow_engine_errors: bool = False
+    """Records whose audit raised (a bug) do not fail the run; by default any one does."""
 
     def __post_init__(self) -> None:
         if not self.inputs:
@@ -231,6 +240,9 @@ class AuditConfig:
         rate = self.max_failure_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-failure-rate must be between 0 and 1")
+        rate = self.max_input_error_rate
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise ConfigError("--max-input-error-rate must be between 0 and 1")
         if self.operators is not None and not self.operators:
             raise ConfigError("--operators needs at least one operator name")
         if self.input_format is not None and self.input_format not in FORMATS:

@@ -2,30 +2,51 @@
 
 Part files left by a run that was killed, or still being moved by a run that is committing,
 are never opened: a file counts only when a `runs` row names it.
+
+`read_table` lists the files when it is called and reads them when the frame is collected. A run
+replaced (same `--run-id`) or deleted in between is detected at collection, from its `runs` file,
+and raises `DatasetChanged`; a file that is missing or cannot be read raises `DatasetError` naming
+it. Paths are always local (absolute, so Polars never takes `a:b` for a URI scheme).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
+from polars.io.plugins import register_io_source
 
-from frayproof_audit.corpus.store import RUNS_FOLDER, STAGING, committed_runs, runs_name
+from frayproof_audit.corpus.store import (
+    RUNS_FOLDER,
+    STAGING,
+    committed_runs,
+    local_folder,
+    read_parquet,
+    runs_name,
+)
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES
 from frayproof_audit.errors import InputError
 
 
 class DatasetError(InputError):
-    """OUT is not an audit dataset, or the table name is unknown (exit 2)."""
+    """OUT is not an audit dataset, the table name is unknown, or a file of it is damaged (exit 2)."""
+
+
+class DatasetChanged(DatasetError):
+    """A run was replaced or deleted between `read_table` and collecting its frame."""
 
 
 def _check(out: str | os.PathLike[str], table: str) -> Path:
     if table not in TABLES:
         raise DatasetError(f"unknown table {table!r} (tables: {', '.join(TABLES)})")
-    folder = Path(out)
+    folder = Path(os.path.abspath(local_folder(out)))
     if not folder.is_dir():
         raise DatasetError(f"'{out}' is not a folder")
     if not (folder / RUNS_FOLDER).is_dir() and not (folder / STAGING).is_dir():
@@ -35,25 +56,94 @@ def _check(out: str | os.PathLike[str], table: str) -> Path:
 
 def committed_files(out: str | os.PathLike[str], table: str, runs: list[str] | None = None) -> list[str]:
     """Absolute paths of `table`'s files of committed runs (or of `runs`, if given), sorted."""
-    return [path for path, _ in _committed(_check(out, table), table, runs)]
+    return [path for path, _ in _committed(_check(out, table), table, runs).files]
 
 
-def _committed(folder: Path, table: str, runs: list[str] | None) -> list[tuple[str, int]]:
-    """(path, tables schema version of the run that wrote it) for `table`'s committed files."""
+_Identity = tuple[int, int, int]
+"""(inode, mtime_ns, size) of a `runs` file: a replaced run has a new one."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """`table`'s files as the `runs` rows listed them, and the `runs` files they came from."""
+
+    files: list[tuple[str, int]]
+    """(absolute path, tables schema version of the run that wrote it), sorted."""
+    owners: dict[str, str]
+    """path → run id."""
+    runs: dict[str, tuple[Path, _Identity]]
+    """run id → its `runs` file and that file's identity when it was read."""
+
+
+def _identity(path: Path) -> _Identity | None:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+def _committed(folder: Path, table: str, runs: list[str] | None) -> _Listing:
     found: list[tuple[str, int]] = []
+    owners: dict[str, str] = {}
+    seen: dict[str, tuple[Path, _Identity]] = {}
     prefix = f"{table}/"
     for run_id in committed_runs(folder) if runs is None else runs:
         path = folder / RUNS_FOLDER / runs_name(run_id)
+        identity = _identity(path)
         try:
-            row = pq.read_table(path, columns=["files", "schema_version"]).to_pylist()[0]
+            row = read_parquet(path, columns=["files", "schema_version"]).to_pylist()[0]
         except FileNotFoundError:
             continue  # replaced by a concurrent commit between listing and reading
-        if table == "runs":
-            found.append((str(path), row["schema_version"]))
-            continue
+        except (OSError, pa.ArrowException, IndexError) as exc:
+            raise DatasetError(f"damaged dataset: cannot read '{path}': {_reason(exc)}") from None
+        if identity is not None:
+            seen[run_id] = (path, identity)
         version = row["schema_version"]
-        found.extend((str(folder / name), version) for name in row["files"] if name.startswith(prefix))
-    return sorted(found)
+        names = [str(path)] if table == "runs" else [
+            str(folder / name) for name in row["files"] if name.startswith(prefix)
+        ]
+        for name in names:
+            found.append((name, version))
+            owners[name] = run_id
+    return _Listing(sorted(found), owners, seen)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, IndexError):
+        return "the file has no row"
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text
+
+
+def _changed(listing: _Listing) -> DatasetChanged | None:
+    """A `DatasetChanged` naming the first run whose `runs` file is no longer the one listed."""
+    for run_id, (path, identity) in sorted(listing.runs.items()):
+        if _identity(path) != identity:
+            return DatasetChanged(
+                f"run '{run_id}' was replaced or deleted after read_table() listed its files:"
+                " call read_table() again for the current data"
+            )
+    return None
+
+
+def _damage(listing: _Listing) -> DatasetError | None:
+    """What is wrong with the listed files, if anything: a run changed, a file missing or unreadable."""
+    changed = _changed(listing)
+    if changed is not None:
+        return changed
+    for path, _ in listing.files:
+        run_id = listing.owners[path]
+        try:
+            with open(path, "rb") as handle:
+                pq.read_metadata(handle)
+        except FileNotFoundError:
+            return DatasetError(f"damaged dataset: run '{run_id}' lists '{path}', which is missing")
+        except (OSError, pa.ArrowException) as exc:
+            return DatasetError(
+                f"damaged dataset: cannot read '{path}' (run '{run_id}'): {_reason(exc)}"
+            )
+    return None
 
 
 def _current(table: str) -> dict[str, pl.DataType]:
@@ -77,15 +167,60 @@ def read_table(out: str | os.PathLike[str], table: str) -> pl.LazyFrame:
     `findings.code`, schema 2) is null in their rows. Files are scanned in path order, one scan
     per stretch of files of one schema version, so mixing versions never reorders rows.
     """
-    files = _committed(_check(out, table), table, None)
-    if not files:
+    listing = _committed(_check(out, table), table, None)
+    if not listing.files:
         return empty_frame(table)
     current = _current(table)
-    frames = [
-        _as_current(_scan(table, [path for path, _ in group]), current)
-        for _, group in groupby(files, key=lambda item: item[1])
-    ]
-    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+    with _diagnosed(listing):  # reading each version's schema opens a file
+        frames = [
+            _as_current(_scan(table, [path for path, _ in group]), current)
+            for _, group in groupby(listing.files, key=lambda item: item[1])
+        ]
+    scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+    return _checked_source(scan, listing, current)
+
+
+@contextmanager
+def _diagnosed(listing: _Listing) -> Iterator[None]:
+    """Turn a failure to read the listed files into the `DatasetError` that says which and why."""
+    try:
+        yield
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        damage = _damage(listing)
+        if damage is not None:
+            raise damage from exc
+        raise
+
+
+def _checked_source(
+    scan: pl.LazyFrame, listing: _Listing, schema: dict[str, pl.DataType]
+) -> pl.LazyFrame:
+    """`scan` as a lazy frame that, when collected, first makes sure no listed run has changed,
+    and turns a missing or damaged file into an error naming it. Projections, filters and row
+    limits are still pushed down into the Parquet scans."""
+
+    def source(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None,
+        _batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        changed = _changed(listing)
+        if changed is not None:
+            raise changed
+        frame = scan
+        if predicate is not None:
+            frame = frame.filter(predicate)
+        if with_columns is not None:
+            frame = frame.select(with_columns)
+        if n_rows is not None:
+            frame = frame.head(n_rows)
+        with _diagnosed(listing):
+            result = frame.collect()
+        changed = _changed(listing)  # replaced while being read: never a mix of old and new
+        if changed is not None:
+            raise changed
+        yield result
+
+    return register_io_source(source, schema=schema)
 
 
 def _scan(table: str, files: list[str]) -> pl.LazyFrame:

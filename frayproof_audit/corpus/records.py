@@ -22,6 +22,16 @@ class RecordProblem(ValueError):
     """A record cannot be audited; the message is the reason, without location."""
 
 
+class MissingField(RecordProblem):
+    """`before` or `after` is not where the field map says: the record's own top-level keys
+    are kept, so the run can say once what the records do have."""
+
+    def __init__(self, message: str, field_name: str, keys: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.field_name = field_name
+        self.keys = keys
+
+
 class Meta(NamedTuple):
     """The optional fields, as far as they could be read."""
 
@@ -144,7 +154,7 @@ class FieldReader:
         value = lookup(record, path)
         where = name if path == name else f"{name} (at {path!r})"
         if value is _MISSING or value is None:
-            raise RecordProblem(f"{where} is missing")
+            raise MissingField(f"{where} is missing", name, tuple(sorted(map(str, record))[:12]))
         if type(value) is list:
             return _from_arrow(value, where) if self._nested else value
         if self._nested and isinstance(value, str | bytes):

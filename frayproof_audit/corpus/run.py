@@ -4,6 +4,11 @@ The parent process reads the contract once, expands and plans the inputs, and fr
 ships shard descriptors and collects small results (the part files a worker staged, its totals):
 it never holds a record or a row. Everything that can be wrong with the options, the contract or
 an input path is found before the first shard runs.
+
+A run stops early only for what makes its result worthless: a staging folder or OUT that cannot
+be written (a full disk: `StoreError`, exit 2), Ctrl-C or SIGTERM (`KeyboardInterrupt` from the
+CLI's handler). Either way the workers are stopped, the staging folder removed and the lock
+released before the exception leaves `run_audit`; nothing is committed.
 """
 
 from __future__ import annotations
@@ -11,11 +16,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.config import (
+    DEFAULT_MAX_INPUT_ERROR_RATE,
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_SHARD_BYTES,
     AuditConfig,
@@ -24,8 +31,8 @@ from frayproof_audit.corpus.config import (
 )
 from frayproof_audit.corpus.executor import WorkerDied, effective_jobs, run_tasks
 from frayproof_audit.corpus.shards import Shard, plan
-from frayproof_audit.corpus.sources import expand_inputs
-from frayproof_audit.corpus.store import Stage
+from frayproof_audit.corpus.sources import expand_sources
+from frayproof_audit.corpus.store import Stage, StoreError, local_folder
 from frayproof_audit.corpus.summary import NotAudited, RunSummary
 from frayproof_audit.corpus.tables import file_metadata, runs_row
 from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
@@ -61,6 +68,8 @@ def audit(
     input_format: str | None = None,
     fail_on: Sequence[str] = ("failures",),
     max_failure_rate: float | None = None,
+    max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE,
+    allow_engine_errors: bool = False,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     argv: Sequence[str] = (),
@@ -88,19 +97,28 @@ def audit(
         max_record_bytes=max_record_bytes,
         shard_bytes=shard_bytes,
         argv=tuple(argv),
+        max_input_error_rate=max_input_error_rate,
+        allow_engine_errors=allow_engine_errors,
     )
     return run_audit(config, progress)
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """The default run id: `YYYYMMDDTHHMMSSZ-<6 hex>` (UTC)."""
+    return f"{now or datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
 def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> RunSummary:
     """Run one audit as configured; the `RunSummary` owns the exit code."""
     started = datetime.now(UTC)
     clock = time.perf_counter()
-    run_id = config.run_id or f"{started:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    run_id = config.run_id or new_run_id(started)
+    local_folder(config.out)  # a URI is refused before anything is read or created
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    shards = plan(expand_inputs(config.inputs), config.shard_bytes)
+    expanded = expand_sources(config.inputs, config.out)
+    shards = plan(expanded.sources, config.shard_bytes)
     stage = Stage(config.out, run_id)
     try:
         run_date = started.date().isoformat()
@@ -120,7 +138,9 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
         _execute(shards, settings, config, collector)
         stage.fill_empty_tables(run_date, collector.meta)
         finished = datetime.now(UTC)
-        summary = collector.summary(config, started, finished, time.perf_counter() - clock)
+        note = expanded.note()
+        summary = collector.summary(config, started, finished, time.perf_counter() - clock,
+                                    notes=(note,) if note else ())
         row = runs_row(config, summary, contract, started, finished, _jobs(config, shards), stage.staged)
         stage.commit(row, file_metadata("runs", run_id, contract.sha256))
     except BaseException:
@@ -146,8 +166,9 @@ def _execute(
     while queue:
         tasks = [ShardTask(shard, settings) for shard in queue]
         try:
-            for result in run_tasks(audit_shard, tasks, config.backend, jobs):
-                collector.accept(result)
+            with closing(run_tasks(audit_shard, tasks, config.backend, jobs)) as results:
+                for result in results:
+                    collector.accept(result)
             return
         except WorkerDied:
             pending = [shard for shard in queue if not collector.done(shard.ordinal)]
@@ -170,8 +191,9 @@ def _retry_alone(
 ) -> None:
     task = [ShardTask(shard, settings, attempt=2)]
     try:
-        for result in run_tasks(audit_shard, task, backend, jobs):
-            collector.accept(result)
+        with closing(run_tasks(audit_shard, task, backend, jobs)) as results:
+            for result in results:
+                collector.accept(result)
     except WorkerDied as exc:
         (collector.stage.inflight / str(shard.ordinal)).unlink(missing_ok=True)
         collector.give_up(shard, f"the worker died twice ({exc})")
@@ -197,6 +219,7 @@ class _Collector:
         self.clock = clock
         self.tally = Tally()
         self.samples: dict[int, list[str]] = {}
+        self.engine_samples: dict[int, list[str]] = {}
         self.finished: set[int] = set()
         self.not_audited: dict[int, NotAudited] = {}
         self.weight_done = 0
@@ -210,12 +233,15 @@ class _Collector:
 
     def accept(self, result: ShardResult) -> None:
         shard = self.shards[result.ordinal]
+        if result.fault is not None:
+            raise StoreError(f"{result.fault}; nothing was committed")
         if result.error is not None:
             self.give_up(shard, result.error)
             return
         self.stage.accept(result.files)
         self.tally.add(result.tally)
         self.samples[result.ordinal] = result.tally.samples
+        self.engine_samples[result.ordinal] = result.tally.engine_samples
         self._finish(shard)
 
     def give_up(self, shard: Shard, reason: str) -> None:
@@ -233,7 +259,8 @@ class _Collector:
             ))
 
     def summary(
-        self, config: AuditConfig, started: datetime, finished: datetime, duration: float
+        self, config: AuditConfig, started: datetime, finished: datetime, duration: float,
+        notes: tuple[str, ...] = (),
     ) -> RunSummary:
         return RunSummary.from_tally(
             self.tally,
@@ -244,11 +271,18 @@ class _Collector:
             duration_s=duration,
             contract_sha256=self.contract.sha256,
             shards=len(self.shards),
-            input_error_samples=[
-                reason for ordinal in sorted(self.samples) for reason in self.samples[ordinal]
-            ][:MAX_SAMPLES],
+            input_error_samples=_first(self.samples),
             not_audited=[self.not_audited[k] for k in sorted(self.not_audited)],
             mutate=config.mutate,
             fail_on=config.fail_on,
             max_failure_rate=config.max_failure_rate,
+            engine_error_samples=_first(self.engine_samples),
+            max_input_error_rate=config.max_input_error_rate,
+            allow_engine_errors=config.allow_engine_errors,
+            notes=notes,
         )
+
+
+def _first(samples: dict[int, list[str]]) -> list[str]:
+    """The first samples of the run, in shard order."""
+    return [reason for ordinal in sorted(samples) for reason in samples[ordinal]][:MAX_SAMPLES]

@@ -155,30 +155,51 @@ _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
 
 def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
+    """The shard's rows; a row group that cannot be decoded is one problem `Raw` per row it holds
+    (the footer knows how many), and the next row group is read as usual. A file whose footer
+    cannot be read is one problem `Raw` (the planner gave it `records = None`)."""
     row = shard.first_row
     try:
-        with open_local(shard.source.local) as handle:
+        handle = open_local(shard.source.local)  # never a URI; names that are not UTF-8 open too
+    except OSError as exc:
+        yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the file: {exc.strerror or exc}")
+        return
+    with handle:
+        try:
             parquet = pq.ParquetFile(handle)
-            wanted = None
-            if columns is not None:
-                names = set(parquet.schema_arrow.names)
-                wanted = [name for name in columns if name in names]
-            batches = parquet.iter_batches(
-                batch_size=_PARQUET_BATCH,
-                row_groups=list(range(shard.start, shard.stop)),
-                columns=wanted,
-            )
-            for batch in batches:
-                for values, problem in _batch_rows(batch):
-                    encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
-                    sha = hashlib.sha256(encoded).hexdigest()
-                    if problem is None:
-                        yield Raw(row, values, len(encoded), sha)
-                    else:
-                        yield Raw(row, None, len(encoded), sha, problem)
-                    row += 1
-    except (OSError, pa.ArrowException) as exc:
-        yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the row group: {exc}")
+        except (OSError, pa.ArrowException) as exc:
+            yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the Parquet file: {_one_line(exc)}")
+            return
+        wanted = None
+        if columns is not None:
+            names = set(parquet.schema_arrow.names)
+            wanted = [name for name in columns if name in names]
+        groups = range(shard.start, shard.stop) if shard.records is not None else (
+            range(parquet.metadata.num_row_groups)  # unreadable when planned, readable now
+        )
+        for group in groups:
+            end = row + parquet.metadata.row_group(group).num_rows
+            try:
+                for batch in parquet.iter_batches(
+                    batch_size=_PARQUET_BATCH, row_groups=[group], columns=wanted
+                ):
+                    for values, problem in _batch_rows(batch):
+                        encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
+                        sha = hashlib.sha256(encoded).hexdigest()
+                        if problem is None:
+                            yield Raw(row, values, len(encoded), sha)
+                        else:
+                            yield Raw(row, None, len(encoded), sha, problem)
+                        row += 1
+            except (OSError, pa.ArrowException) as exc:
+                problem = f"cannot read row group {group}: {_one_line(exc)}"
+                for lost in range(row, end):
+                    yield Raw(lost, None, 0, _EMPTY_SHA, problem)
+            row = end
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 _CONVERSION_ERRORS = (ValueError, OverflowError, pa.ArrowException)

@@ -126,13 +126,17 @@ def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, 
         yield start, offset, first_line, trailing
 
 
-def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int]]:
-    """Consecutive row groups, grouped until their stored size reaches `shard_bytes`."""
+def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int | None]]:
+    """Consecutive row groups, grouped until their stored size reaches `shard_bytes`.
+
+    A file whose footer cannot be read (not Parquet, truncated) is one shard with `records`
+    unknown: its reader reports it as one input error, and the rest of the run goes on."""
     try:
-        with open_local(source.local) as handle:
+        with open_local(source.local) as handle:  # a file object: a colon is never a URI scheme
             metadata = pq.ParquetFile(handle).metadata
-    except (OSError, pa.ArrowException) as exc:
-        raise SourceError(f"cannot read Parquet input '{source.path}': {exc}") from None
+    except (OSError, pa.ArrowException):
+        yield 0, 1, 0, None
+        return
     first_group, first_row, rows, size = 0, 0, 0, 0
     for group in range(metadata.num_row_groups):
         info = metadata.row_group(group)

@@ -15,3 +15,5 @@ class PairStatus(StrEnum):
     """At least one error finding."""
     INPUT_ERROR = "input_error"
     """The record could not be audited."""
+    ENGINE_ERROR = "engine_error"
+    """Auditing the record raised an unexpected exception (a bug); `pairs.engine_error` says which."""

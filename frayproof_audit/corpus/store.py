@@ -11,12 +11,19 @@ either wholly there or not there at all, and the next run deletes what it left b
 Every staging folder is held by an `flock` for the life of its run, so cleanup can tell a
 folder of a dead run (lock free) from one of a run still going. Locks vanish with the process,
 SIGKILL included.
+
+OUT is always a local folder: a `scheme://` URI is refused before anything is created, and every
+Parquet file is written and read through a Python file object, so a path with a colon
+(`audit:2025-06-02`) is never taken for a URI. A disk that fills up (or any other OSError) while
+staging or committing is a `StoreError`: the run stops, nothing partial is visible.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable
@@ -30,13 +37,27 @@ from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
 from frayproof_audit.errors import InputError
 
 STAGING = "_staging"
+LOGS_FOLDER = "_logs"
+"""`OUT/_logs/crash-<run_id>.log`: the traceback of a run that crashed (written by the CLI)."""
 LOCK = ".frayproof-audit.lock"
 RUNS_FOLDER = "runs"
 _PREFIX, _SUFFIX = "part-", ".parquet"
 
 
 class StoreError(InputError):
-    """OUT cannot be used as a dataset folder (exit 2, before any work)."""
+    """OUT cannot be used as a dataset folder, or could not be written during the run (exit 2)."""
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def local_folder(path: str | os.PathLike[str]) -> Path:
+    """`path` as a local folder; a URI (`s3://...`, `file://...`) is a `StoreError`."""
+    text = os.fspath(path)
+    if _URI.match(text):
+        raise StoreError(f"'{text}' is a URI: the dataset must be a local folder"
+                         f" (for a local folder of that name, write ./{text})")
+    return Path(text)
 
 
 def part_name(run_id: str, number: int) -> str:
@@ -69,7 +90,14 @@ def committed_runs(out: str | os.PathLike[str]) -> list[str]:
 
 def write_parquet(table: pa.Table, path: Path, metadata: dict[str, str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table.replace_schema_metadata(metadata), str(path), compression="zstd")
+    with open(path, "wb") as handle:  # a file object: pyarrow never parses the path as a URI
+        pq.write_table(table.replace_schema_metadata(metadata), handle, compression="zstd")
+
+
+def read_parquet(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:
+    """A local Parquet file, read through a file object (never a URI)."""
+    with open(path, "rb") as handle:
+        return pq.read_table(handle, columns=columns)
 
 
 def stage_shard(
@@ -129,7 +157,7 @@ class Stage:
     """The staging area of one run and the commit that publishes it."""
 
     def __init__(self, out: str | os.PathLike[str], run_id: str) -> None:
-        self.out = Path(out)
+        self.out = local_folder(out)
         self.run_id = run_id
         try:
             self.out.mkdir(parents=True, exist_ok=True)
@@ -185,35 +213,59 @@ class Stage:
         present = {relative.split("/", 1)[0] for relative in self.staged}
         for table in PARTITIONED_TABLES:
             if table not in present:
-                self.accept(stage_shard(self.folder, self.run_id, 0, {table: {run_date: empty(table)}}, meta))
+                try:
+                    files = stage_shard(self.folder, self.run_id, 0, {table: {run_date: empty(table)}}, meta)
+                except OSError as exc:
+                    raise self._fault("stage", exc) from None
+                self.accept(files)
+
+    def _fault(self, doing: str, exc: OSError) -> StoreError:
+        return StoreError(f"cannot {doing} the run in '{self.out}': {exc.strerror or exc}"
+                          f"{f' ({exc.filename})' if exc.filename else ''}; nothing was committed")
 
     def commit(self, runs_row: pa.Table, meta: dict[str, str]) -> None:
-        """Publish the staged files and then the `runs` row, replacing any run of the same id."""
+        """Publish the staged files and then the `runs` row, replacing any run of the same id.
+
+        An OSError on the way (a full disk) is a `StoreError`: the run is not committed, and the
+        part files already moved are removed again (no `runs` row lists them either way)."""
+        moved: list[Path] = []
+        runs_folder = self.out / RUNS_FOLDER
+        temporary = runs_folder / f".{runs_name(self.run_id)}.tmp"
         with self._dataset_lock():
-            runs_folder = self.out / RUNS_FOLDER
-            runs_folder.mkdir(exist_ok=True)
-            (runs_folder / runs_name(self.run_id)).unlink(missing_ok=True)
-            _fsync(runs_folder)
-            for table in PARTITIONED_TABLES:
-                for path in (self.out / table).glob("log_date=*/part-*.parquet"):
-                    if run_of_part(path.name) == self.run_id:
-                        path.unlink()
-            for relative in sorted(self.staged):
-                source, target = self.folder / relative, self.out / relative
-                _fsync(source)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(source, target)
-            temporary = runs_folder / f".{runs_name(self.run_id)}.tmp"
-            write_parquet(runs_row, temporary, meta)
-            _fsync(temporary)
-            os.replace(temporary, runs_folder / runs_name(self.run_id))
-            _fsync(runs_folder)
+            try:
+                runs_folder.mkdir(exist_ok=True)
+                (runs_folder / runs_name(self.run_id)).unlink(missing_ok=True)
+                _fsync(runs_folder)
+                for table in PARTITIONED_TABLES:
+                    for path in (self.out / table).glob("log_date=*/part-*.parquet"):
+                        if run_of_part(path.name) == self.run_id:
+                            path.unlink()
+                for relative in sorted(self.staged):
+                    source, target = self.folder / relative, self.out / relative
+                    _fsync(source)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(source, target)
+                    moved.append(target)
+                write_parquet(runs_row, temporary, meta)
+                _fsync(temporary)
+                os.replace(temporary, runs_folder / runs_name(self.run_id))
+            except OSError as exc:
+                for path in [*moved, temporary]:
+                    with contextlib.suppress(OSError):
+                        path.unlink(missing_ok=True)
+                raise self._fault("commit", exc) from None
+            try:
+                _fsync(runs_folder)
+            except OSError as exc:
+                raise StoreError(f"run committed in '{self.out}', but syncing its folder failed:"
+                                 f" {exc.strerror or exc}") from None
         self.close()
 
     def close(self) -> None:
         """Drop the staging folder (after a commit, or when the run gives up)."""
         shutil.rmtree(self.folder, ignore_errors=True)
-        (self.out / STAGING / f"{self.folder.name}.lock").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # never hide the error that ended the run
+            (self.out / STAGING / f"{self.folder.name}.lock").unlink(missing_ok=True)
         self._own_lock.release()
 
 

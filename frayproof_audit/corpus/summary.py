@@ -1,9 +1,22 @@
 """`RunSummary`: what one audit found, the gates the user set, and the exit code they decide.
 
-Gates (`--fail-on`, repeatable): `failures` — any pair that fails the contract (or, with
-`--max-failure-rate R`, a failure rate above R); `survivors` — any surviving mutant;
-`input-errors` — any unreadable record; `none` — nothing fails the run. Shards that could not be
-audited fail the run under every gate except `none`: an incomplete audit is never a pass.
+Exit codes, decided here only (`RunSummary.exit_code`):
+
+* **2, nothing audited** — no pair could be checked (pass + fail == 0): an empty input, every
+  record an input or engine error, every shard lost. Like pytest's "no tests ran", this is never
+  a pass, whatever the gates say (`--fail-on none` included). The run is still committed, so the
+  tables show what happened.
+* **1, a gate failed** — one sentence per gate in `gate_failures`:
+  * engine errors: any record whose audit raised an unexpected exception (a bug), unless
+    `--allow-engine-errors`; `--fail-on none` does not cover them;
+  * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
+  * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
+    failure rate above R;
+  * `--fail-on survivors` — any surviving mutant;
+  * `--fail-on input-errors` — any unreadable record; otherwise the input-error rate
+    (input errors / records) above `--max-input-error-rate` (default 0.5) fails the run;
+  * `--fail-on none` turns off every gate above except engine errors.
+* **0** otherwise.
 """
 
 from __future__ import annotations
@@ -15,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from frayproof_audit.corpus.tally import Tally
-from frayproof_audit.report import EXIT_FAIL, EXIT_PASS
+from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 
 SUMMARY_SCHEMA_VERSION = 2
 """Version of the run summary's JSON document (`audit --format json`, `RunSummary.to_dict`)."""
@@ -49,6 +62,11 @@ class CompactorLine:
     pairs: int
     failed: int
     input_errors: int
+    engine_errors: int = 0
+
+    @property
+    def checked(self) -> int:
+        return self.pairs - self.input_errors - self.engine_errors
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +115,14 @@ class RunSummary:
     not_audited: tuple[NotAudited, ...]
     fail_on: tuple[str, ...]
     max_failure_rate: float | None
+    engine_errors: int = 0
+    engine_error_samples: tuple[str, ...] = ()
+    max_input_error_rate: float | None = None
+    """Input errors / records above this fail the run (None: no rate gate)."""
+    allow_engine_errors: bool = False
+    notes: tuple[str, ...] = ()
+    """What the user should know about the run's inputs: skipped dataset folders, a field map
+    that points where records keep nothing."""
 
     @classmethod
     def from_tally(
@@ -115,6 +141,10 @@ class RunSummary:
         mutate: bool,
         fail_on: tuple[str, ...],
         max_failure_rate: float | None,
+        engine_error_samples: Iterable[str] = (),
+        max_input_error_rate: float | None = None,
+        allow_engine_errors: bool = False,
+        notes: Iterable[str] = (),
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
@@ -152,7 +182,27 @@ class RunSummary:
             not_audited=tuple(not_audited),
             fail_on=fail_on,
             max_failure_rate=max_failure_rate,
+            engine_errors=tally.engine_errors,
+            engine_error_samples=tuple(engine_error_samples),
+            max_input_error_rate=max_input_error_rate,
+            allow_engine_errors=allow_engine_errors,
+            notes=(*notes, *_missing_field_notes(tally)),
         )
+
+    @property
+    def checked(self) -> int:
+        """Pairs the contract judged (pass + fail)."""
+        return self.passed + self.failed
+
+    @property
+    def nothing_audited(self) -> bool:
+        """No pair could be checked: exit 2 whatever the gates say."""
+        return self.checked == 0
+
+    @property
+    def input_error_rate(self) -> float | None:
+        """Input errors over every record read."""
+        return _rate(self.input_errors, self.pairs)
 
     @property
     def failure_rate(self) -> float | None:
@@ -165,10 +215,13 @@ class RunSummary:
 
     @property
     def gate_failures(self) -> tuple[str, ...]:
-        """Why the run fails, one sentence per gate that tripped (empty: the run passes)."""
-        if "none" in self.fail_on:
-            return ()
+        """Why the run fails, one sentence per gate that tripped (empty: no gate failed)."""
         found: list[str] = []
+        if self.engine_errors and not self.allow_engine_errors:
+            found.append(f"{self.engine_errors} record(s) hit an engine error, a bug"
+                         " (--allow-engine-errors to accept)")
+        if "none" in self.fail_on:
+            return tuple(found)
         if self.not_audited:
             found.append(f"{len(self.not_audited)} shard(s) could not be audited")
         rate = self.failure_rate
@@ -181,13 +234,37 @@ class RunSummary:
             found.append(f"{self.failed} pair(s) fail the contract (--fail-on failures)")
         if "survivors" in self.fail_on and self.mutants_survived:
             found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
-        if "input-errors" in self.fail_on and self.input_errors:
-            found.append(f"{self.input_errors} record(s) could not be read (--fail-on input-errors)")
+        if "input-errors" in self.fail_on:
+            if self.input_errors:
+                found.append(f"{self.input_errors} record(s) could not be read (--fail-on input-errors)")
+        elif self.max_input_error_rate is not None:
+            errors = self.input_error_rate
+            if errors is not None and errors > self.max_input_error_rate:
+                found.append(f"input-error rate {errors:.1%} is above --max-input-error-rate"
+                             f" {self.max_input_error_rate:g}")
         return tuple(found)
 
     @property
     def exit_code(self) -> int:
+        if self.nothing_audited:
+            return EXIT_INPUT_ERROR
         return EXIT_FAIL if self.gate_failures else EXIT_PASS
+
+    @property
+    def verdict(self) -> str:
+        """The summary's last line: PASS, FAIL: <gates>, or NOTHING AUDITED: <why>."""
+        failures = self.gate_failures
+        if self.nothing_audited:
+            parts = [f"{count:,} {what}" for count, what in (
+                (self.input_errors, "input error(s)"),
+                (self.engine_errors, "engine error(s)"),
+                (len(self.not_audited), "shard(s) not audited"),
+            ) if count]
+            why = ", ".join(parts) if parts else "the inputs hold no record"
+            return f"NOTHING AUDITED: no pair could be checked ({why})" + "".join(
+                f"; {reason}" for reason in failures
+            )
+        return ("FAIL: " + "; ".join(failures)) if failures else "PASS"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,7 +280,9 @@ class RunSummary:
             "passed": self.passed,
             "failed": self.failed,
             "input_errors": self.input_errors,
+            "engine_errors": self.engine_errors,
             "failure_rate": self.failure_rate,
+            "input_error_rate": self.input_error_rate,
             "mutation": {
                 "enabled": self.mutate,
                 "caught": self.mutants_caught,
@@ -218,7 +297,7 @@ class RunSummary:
             ],
             "compactors": [
                 {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
-                 "input_errors": c.input_errors}
+                 "input_errors": c.input_errors, "engine_errors": c.engine_errors}
                 for c in self.compactors
             ],
             "operators": [
@@ -226,13 +305,21 @@ class RunSummary:
                  "survived": o.survived, "skipped": o.skipped, "survival_rate": o.survival_rate}
                 for o in self.operators
             ],
+            "notes": list(self.notes),
             "input_error_samples": list(self.input_error_samples),
+            "engine_error_samples": list(self.engine_error_samples),
             "not_audited": [
                 {"shard": n.shard, "reason": n.reason, "records": n.records}
                 for n in self.not_audited
             ],
-            "gates": {"fail_on": list(self.fail_on), "max_failure_rate": self.max_failure_rate},
+            "gates": {
+                "fail_on": list(self.fail_on),
+                "max_failure_rate": self.max_failure_rate,
+                "max_input_error_rate": self.max_input_error_rate,
+                "allow_engine_errors": self.allow_engine_errors,
+            },
             "gate_failures": list(self.gate_failures),
+            "nothing_audited": self.nothing_audited,
             "exit_code": self.exit_code,
         }
 
@@ -245,6 +332,7 @@ class RunSummary:
         rate = self.failure_rate
         lines.append(
             f"  pass {self.passed:,} · fail {self.failed:,} · input_error {self.input_errors:,}"
+            + (f" · engine_error {self.engine_errors:,}" if self.engine_errors else "")
             + (f" · failure rate {rate:.1%}" if rate is not None else "")
         )
         if self.mutate:
@@ -270,23 +358,42 @@ class RunSummary:
         if worst:
             lines.append("Top failing compactors (failed / checked):")
             for c in worst:
-                checked = c.pairs - c.input_errors
-                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {checked:,}"
-                             f" ({c.failed / checked:.1%})")
+                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {c.checked:,}"
+                             f" ({c.failed / c.checked:.1%})")
         if self.operators:
             lines.append("Mutation operators (survived / applicable):")
             for o in self.operators:
                 survival = f"{o.survival_rate:.1%}" if o.survival_rate is not None else "-"
                 lines.append(f"  {o.operator:<{width}} {o.survived:>7,} / {o.applicable:,} ({survival})"
                              + (f", {o.skipped:,} skipped" if o.skipped else ""))
+        if self.notes:
+            lines.append("Notes:")
+            lines.extend(f"  {note}" for note in self.notes)
         if self.input_error_samples:
             lines.append(f"Input errors (first {len(self.input_error_samples)} of {self.input_errors:,}):")
             lines.extend(f"  {reason}" for reason in self.input_error_samples)
+        if self.engine_error_samples:
+            lines.append(f"ENGINE ERRORS, a bug (first {len(self.engine_error_samples)}"
+                         f" of {self.engine_errors:,}):")
+            lines.extend(f"  {reason}" for reason in self.engine_error_samples)
         if self.not_audited:
             lines.append(f"NOT AUDITED ({len(self.not_audited)} shard(s)):")
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
-        failures = self.gate_failures
-        lines.append(("FAIL: " + "; ".join(failures)) if failures else "PASS")
+        lines.append(self.verdict)
         return "\n".join(lines)
+
+
+def _missing_field_notes(tally: Tally) -> list[str]:
+    """One hint per field that at least half the records lacked (a field map pointing at the
+    wrong place, not one broken record): what the records have, and how to map it."""
+    notes = []
+    for name in sorted(tally.missing_fields):
+        if 2 * tally.missing_counts.get(name, 0) < tally.pairs:
+            continue
+        keys = tally.missing_fields[name]
+        have = ", ".join(keys) if keys else "no keys at all"
+        notes.append(f"records lack `{name}`; the first such record has top-level keys: {have}."
+                     f" If {name} lives elsewhere, map it: --field {name}=PATH (a dotted path)")
+    return notes

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.config import AuditConfig
     from frayproof_audit.corpus.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 2
+TABLES_SCHEMA_VERSION = 3
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -68,6 +68,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("mutation_score", pa.float64()),
     _f("record_sha256", pa.string(), False),
     _f("logged_at_missing", pa.bool_()),
+    _f("engine_error", pa.string()),  # schema 3: status engine_error, what was raised and where
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -124,6 +125,7 @@ RUNS_SCHEMA = pa.schema([
     _f("mutants_survived", pa.int64(), False),
     _f("mutants_skipped", pa.int64(), False),
     _f("files", _STRINGS, False),
+    _f("engine_errors", pa.int64(), False),  # schema 3
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -253,6 +255,7 @@ def runs_row(
         "mutants_survived": summary.mutants_survived,
         "mutants_skipped": summary.mutants_skipped,
         "files": sorted(files),
+        "engine_errors": summary.engine_errors,
     }
     try:
         return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)

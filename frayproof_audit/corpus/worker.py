@@ -1,24 +1,29 @@
 """The worker: read one shard → parse → load → check → mutate → staged Parquet part files.
 
-`audit_shard` never raises. A bad record is a `pairs` row with `status = input_error`; anything
-unexpected (an engine bug, a broken file the reader did not foresee) ends the shard with an
-`error` value that names the shard and the record, and the run reports the shard as not audited.
-A worker that dies outright (killed, out of memory) cannot return anything: it leaves its
-in-flight marker behind, which is how the parent knows which shards to retry.
+`audit_shard` never raises. A bad record is a `pairs` row with `status = input_error`; an
+unexpected exception while auditing one record (an engine bug) is a `pairs` row with `status =
+engine_error` naming the exception and where it was raised, and the shard goes on with the next
+record. Anything else unexpected (a reader that raised) ends the shard with an `error` value, and
+the run reports the shard as not audited. A staging folder that cannot be written (a full disk)
+is a `fault` value: the parent stops the run. A worker that dies outright (killed, out of memory)
+cannot return anything: it leaves its in-flight marker behind, which is how the parent knows
+which shards to retry.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.records import FieldReader, Meta, RecordProblem, parse_json_record
+from frayproof_audit.corpus.records import FieldReader, Meta, MissingField, RecordProblem, parse_json_record
 from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
 from frayproof_audit.corpus.status import PairStatus
@@ -30,6 +35,8 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,29 +73,45 @@ class ShardResult:
     files: tuple[str, ...] = ()
     tally: Tally = field(default_factory=Tally)
     error: str | None = None
+    fault: str | None = None
+    """The staging folder could not be written (a full disk, an I/O error): the run cannot go on."""
 
 
-class _ShardFailure(Exception):
-    """An unexpected exception, re-raised with the record's location."""
+ENGINE_ERROR_FRAMES = 3
+"""Innermost traceback frames named in `pairs.engine_error`."""
+_MESSAGE_CHARS = 300
+
+
+class _StagingFault(Exception):
+    """The staging folder could not be written: the run cannot go on (not a bug, not the shard)."""
 
 
 def audit_shard(task: ShardTask) -> ShardResult:
-    marker = _mark(task)
-    try:
+    ordinal, settings = task.shard.ordinal, task.settings
+    marker = None
+    try:  # errors are values: nothing crosses the pool as an exception
+        marker = _staging(_mark, task)
         auditor = _Auditor(task)
         auditor.run()
-        settings = task.settings
         tables = {name: builder.by_log_date() for name, builder in auditor.builders.items()}
-        files = stage_shard(
-            settings.staging_dir, settings.run_id, task.shard.ordinal, tables,
+        files = _staging(
+            stage_shard, settings.staging_dir, settings.run_id, ordinal, tables,
             lambda table: file_metadata(table, settings.run_id, settings.contract.sha256),
         )
-        return ShardResult(task.shard.ordinal, files, auditor.tally)
-    except Exception as exc:  # errors are values: nothing crosses the pool as an exception
-        return ShardResult(task.shard.ordinal, error=f"{task.shard.name}: {exc}")
+        return ShardResult(ordinal, files, auditor.tally)
+    except _StagingFault as exc:
+        return ShardResult(ordinal, fault=str(exc))
+    except Exception as exc:
+        return ShardResult(ordinal, error=f"{task.shard.name}: {type(exc).__name__}: {exc}")
     finally:
-        if marker is not None:
-            _remove(marker)
+        _remove(marker)
+
+
+def _staging(write: Callable[..., T], *args: Any) -> T:
+    try:
+        return write(*args)
+    except OSError as exc:
+        raise _StagingFault(f"cannot write the staging folder: {exc}") from exc
 
 
 def _mark(task: ShardTask) -> str | None:
@@ -101,9 +124,10 @@ def _mark(task: ShardTask) -> str | None:
     return marker
 
 
-def _remove(marker: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(marker)
+def _remove(marker: str | None) -> None:
+    if marker is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(marker)
 
 
 class _Auditor:
@@ -132,9 +156,8 @@ class _Auditor:
         for raw in read_shard(self.shard, limit, columns):
             try:
                 self._record(raw)
-            except Exception as exc:
-                where = f"{self.shard.source.path} {self.label} {raw.row}"
-                raise _ShardFailure(f"{where}: {type(exc).__name__}: {exc}") from exc
+            except Exception as exc:  # a bug costs its record, never the shard
+                self._engine_error(raw, exc)
 
     def _record(self, raw: Raw) -> None:
         if raw.problem is not None:
@@ -163,6 +186,8 @@ class _Auditor:
             before = _load(before_list, "before", fmt)
             after = _load(after_list, "after", fmt)
         except RecordProblem as exc:
+            if isinstance(exc, MissingField):
+                self.tally.note_missing(exc.field_name, exc.keys)
             self._input_error(raw, meta, str(exc))
             return
         report = check_loaded(before, after, self.settings.contract)
@@ -197,6 +222,22 @@ class _Auditor:
         self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"])
         self.tally.sample(reason)
 
+    def _engine_error(self, raw: Raw, exc: Exception) -> None:
+        """The record's row when auditing it raised: no meta (reading it may be what failed)."""
+        reason = f"{self.shard.source.path} {self.label} {raw.row}: {describe_exception(exc)}"
+        row = {
+            "run_id": self.settings.run_id,
+            "pair_id": f"{self.shard.source.path}:{raw.row}",
+            "source": self.shard.source.path,
+            "source_row": raw.row,
+            "status": PairStatus.ENGINE_ERROR,
+            "engine_error": reason,
+            "record_sha256": raw.sha256,
+        }
+        self.builders["pairs"].append(self.settings.run_date, row)
+        self.tally.count_pair(PairStatus.ENGINE_ERROR, None)
+        self.tally.sample_engine_error(reason)
+
     def _checked(
         self,
         raw: Raw,
@@ -223,6 +264,11 @@ class _Auditor:
             bytes_after=sizes[3],
             record_sha256=raw.sha256,
         )
+        outcome = None  # everything that can raise runs before the first row is added
+        if self.mutate_pair is not None and report.passed:
+            outcome = self.mutate_pair(
+                before, after, self.settings.contract, self.settings.operators, baseline=report
+            )
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
         for violation in report.violations:
@@ -232,23 +278,12 @@ class _Auditor:
             counts[1] += violation.severity == "error"
         for check, (found, errors) in per_check.items():
             self.tally.count_check(check, found, errors)
-        if self.mutate_pair is not None and report.passed:
-            self._mutants(log_date, base, pair, before, after, report)
+        if outcome is not None:
+            self._mutants(log_date, base, pair, outcome)
         self.builders["pairs"].append(log_date, pair)
         self.tally.count_pair(status, meta.compactor)
 
-    def _mutants(
-        self,
-        log_date: str,
-        base: dict[str, Any],
-        pair: dict[str, Any],
-        before: Loaded,
-        after: Loaded,
-        report: Report,
-    ) -> None:
-        outcome = self.mutate_pair(
-            before, after, self.settings.contract, self.settings.operators, baseline=report
-        )
+    def _mutants(self, log_date: str, base: dict[str, Any], pair: dict[str, Any], outcome: Any) -> None:
         mutants = self.builders["mutants"]
         for mutant in outcome.mutants:
             mutants.append(log_date, dict(
@@ -270,6 +305,29 @@ class _Auditor:
             mutants_skipped=outcome.skipped,
             mutation_score=outcome.caught / applicable if applicable else None,
         )
+
+
+def describe_exception(exc: BaseException) -> str:
+    """`Type: message (at pkg/file.py:12 in fn < ...)`: one line naming the innermost frames."""
+    message = " ".join(str(exc).split())
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 1] + "…"
+    frames = traceback.extract_tb(exc.__traceback__)[-ENGINE_ERROR_FRAMES:]
+    where = " < ".join(
+        f"{_short_path(frame.filename)}:{frame.lineno} in {frame.name}" for frame in reversed(frames)
+    )
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"{text} (at {where})" if where else text
+
+
+def _short_path(filename: str) -> str:
+    """A traceback path from the package folder on (`frayproof_audit/checks/x.py`), else its name."""
+    parts = filename.replace(os.sep, "/").split("/")
+    for anchor in ("frayproof_audit", "site-packages"):
+        if anchor in parts:
+            index = len(parts) - 1 - parts[::-1].index(anchor)
+            return "/".join(parts[index + (anchor == "site-packages") :])
+    return parts[-1]
 
 
 def _load(messages: list[Any], name: str, fmt: Format) -> Loaded:
