@@ -40,6 +40,8 @@ class Meta(NamedTuple):
     compactor: str | None
     logged_at: datetime | None
     format: str | None
+    tools: list[Any] | None = None
+    """The record's own tool definitions (plain JSON values), when it has any."""
 
 
 def kind_name(value: Any) -> str:
@@ -142,11 +144,30 @@ class FieldReader:
         if fmt is not None and fmt not in FORMATS:
             # The row keeps the name the record gave, so unknown formats can be found.
             problems.append(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        tools = self._tools(record, problems)
+        meta = Meta(pair_id, session_id, compactor, logged_at, fmt or self.default_format,
+                    tools or None)
+        return meta, (problems[0] if problems else None)
+
+    def _tools(self, record: dict[str, Any], problems: list[str]) -> list[Any] | None:
+        """The record's `tools` as plain JSON (Parquet: nested structs or a JSON string)."""
         tools = self._get(record, "tools")
+        if self._nested and isinstance(tools, str | bytes):
+            try:
+                tools = loads_strict(tools.encode("utf-8") if isinstance(tools, str) else tools)
+            except JSONProblem as exc:
+                problems.append(f"tools is not valid JSON: {exc}")
+                return None
+        elif self._nested and type(tools) is list:
+            try:
+                tools = _from_arrow(tools, "tools")
+            except RecordProblem as exc:
+                problems.append(str(exc))
+                return None
         if tools is not None and type(tools) is not list:
             problems.append(f"tools must be a list of tool definitions, got {kind_name(tools)}")
-        meta = Meta(pair_id, session_id, compactor, logged_at, fmt or self.default_format)
-        return meta, (problems[0] if problems else None)
+            return None
+        return tools
 
     def snapshot(self, record: dict[str, Any], name: str) -> list[Any]:
         """`before` or `after` as a plain message list, or `RecordProblem`."""

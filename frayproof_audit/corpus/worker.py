@@ -23,6 +23,7 @@ import orjson
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
+from frayproof_audit.corpus.record_tools import RecordTools
 from frayproof_audit.corpus.records import FieldReader, Meta, MissingField, RecordProblem, parse_json_record
 from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
@@ -138,6 +139,7 @@ class _Auditor:
         self.settings = task.settings
         self.builders = {name: TableBuilder(SCHEMAS[name]) for name in PARTITIONED_TABLES}
         self.tally = Tally()
+        self.tools = RecordTools()
         source = self.shard.source
         self.parquet = source.kind == "parquet"
         self.label = "row" if self.parquet else "line"
@@ -190,9 +192,14 @@ class _Auditor:
                 self.tally.note_missing(exc.field_name, exc.keys)
             self._input_error(raw, meta, str(exc))
             return
-        report = check_loaded(before, after, self.settings.contract)
+        try:
+            contract = self.tools.contract_for(self.settings.contract, meta.tools)
+        except InputError as exc:  # the record's tools are not tool definitions
+            self._input_error(raw, meta, str(exc))
+            return
+        report = check_loaded(before, after, contract)
         sizes = (len(before), len(after), _json_size(before_list), _json_size(after_list))
-        self._checked(raw, meta, report, sizes, before, after)
+        self._checked(raw, meta, report, sizes, before, after, contract)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
         logged_at = meta.logged_at if meta is not None else None
@@ -246,6 +253,7 @@ class _Auditor:
         sizes: tuple[int, int, int, int],
         before: Loaded,
         after: Loaded,
+        contract: Contract,
     ) -> None:
         log_date, base = self._base(raw, meta)
         status = PairStatus.PASS if report.passed else PairStatus.FAIL
@@ -267,7 +275,7 @@ class _Auditor:
         outcome = None  # everything that can raise runs before the first row is added
         if self.mutate_pair is not None and report.passed:
             outcome = self.mutate_pair(
-                before, after, self.settings.contract, self.settings.operators, baseline=report
+                before, after, contract, self.settings.operators, baseline=report
             )
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
