@@ -20,6 +20,7 @@ from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, Option
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import NotARegularFile, read_regular_file
 from frayproof_audit.formats import FORMATS
+from frayproof_audit.jsonio import is_unicode_text
 from frayproof_audit.model import ROLES
 from frayproof_audit.toolargs.schemas import (
     ToolSchema,
@@ -319,7 +320,7 @@ def _pin(item: Any, where: str, seen: set[str], problems: _Problems) -> Pin | No
     name = item.get("name")
     if type(name) is not str or not name:
         problems.add(f"{where}.name: must be a non-empty string")
-    elif not _is_text(name):
+    elif not is_unicode_text(name):
         problems.add(f"{where}.name: must be valid Unicode text (it holds a lone surrogate)")
     elif name in seen:
         problems.add(f"{where}.name: duplicate pin name")
@@ -332,7 +333,7 @@ def _pin(item: Any, where: str, seen: set[str], problems: _Problems) -> Pin | No
         problems.add(f"{where}.role: must be one of {', '.join(sorted(ROLES))}")
     if contains is not None and (type(contains) is not str or not contains):
         problems.add(f"{where}.contains: must be a non-empty string")
-    elif contains is not None and not _is_text(contains):
+    elif contains is not None and not is_unicode_text(contains):
         problems.add(f"{where}.contains: must be valid Unicode text (it holds a lone surrogate)")
     match = item.get("match", "exact")
     if match != "exact" or type(match) is not str:
@@ -344,14 +345,6 @@ def _pin(item: Any, where: str, seen: set[str], problems: _Problems) -> Pin | No
         return None
     return Pin(name=str(name), role=role, contains=contains, match=match, severity=severity)
 
-
-def _is_text(value: str) -> bool:
-    """Whether a string can be written as UTF-8 (YAML escapes can make lone surrogates)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _tools(raw: Any, base_dir: str | None, problems: _Problems) -> tuple[ToolSchema, ...]:

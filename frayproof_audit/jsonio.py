@@ -281,3 +281,13 @@ def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
         raise on_error(f"holds a lone surrogate \\u{ord(text[exc.start]):04x}"
                        " (a string that is not Unicode text)") from None
     return json.loads(text)
+
+
+def is_unicode_text(value: str) -> bool:
+    """Whether a string can be written as UTF-8: False when it holds a lone surrogate (a YAML
+    or JSON escape such as `\\ud800`, or a file name's undecodable byte under PEP 383)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -18,6 +18,7 @@ import yaml
 from frayproof_audit.contract import _parse_yaml, _Schema, _yaml_reason
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
+from frayproof_audit.jsonio import is_unicode_text
 
 FIELD_NAMES = (
     "before",
@@ -80,7 +81,7 @@ class FieldMap:
                 raise ConfigError(f"unknown field {_shown(name)} (fields: {', '.join(FIELD_NAMES)})")
             if type(path) is not str or not path or path.startswith(".") or path.endswith("."):
                 raise ConfigError(f"field {name}: the path must be a non-empty dotted path")
-            if not _is_text(path):
+            if not is_unicode_text(path):
                 raise ConfigError(f"field {name}: the path {_shown(path)} is not valid UTF-8 text")
             if ".." in path:
                 raise ConfigError(f"field {name}: the path {path!r} has an empty segment")
@@ -91,7 +92,7 @@ def parse_field_specs(specs: tuple[str, ...] | list[str]) -> dict[str, str]:
     """`before=request.messages` strings → {name: path}."""
     parsed: dict[str, str] = {}
     for spec in specs:
-        if not _is_text(spec):
+        if not is_unicode_text(spec):
             raise ConfigError(f"--field {_shown(spec)}: not valid UTF-8 text")
         name, sep, path = spec.partition("=")
         if not sep:
@@ -173,14 +174,6 @@ def _check_depth(text: str) -> None:
             depth -= 1
 
 
-def _is_text(value: str) -> bool:
-    """False for strings holding lone surrogates: bytes of an argument that are not UTF-8."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
 
 def _shown(value: str) -> str:
     return f"'{_shown_path(value)}'"
@@ -188,7 +181,7 @@ def _shown(value: str) -> str:
 
 def _shown_path(path: str) -> str:
     """A path as printable text: bytes that are not UTF-8 as `\\xNN` (see sources.display_path)."""
-    if _is_text(path):
+    if is_unicode_text(path):
         return path
     try:
         return os.fsencode(path).decode("utf-8", "backslashreplace")

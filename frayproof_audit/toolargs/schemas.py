@@ -21,7 +21,7 @@ from typing import Any
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import NotARegularFile, read_regular_file
-from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
+from frayproof_audit.jsonio import JSONProblem, is_unicode_text, loads_strict, strip_bom
 from frayproof_audit.toolargs.compiled import schema_problem
 
 
@@ -150,7 +150,7 @@ def _named(function: Mapping[str, Any], schema_key: str, where: str,
     if type(name) is not str or not name.strip():
         problems.append(f"{where}.name: must be a non-empty string")
         ok = False
-    elif not _is_text(name):
+    elif not is_unicode_text(name):
         problems.append(f"{where}.name: must be valid Unicode text (it holds a lone surrogate)")
         ok = False
     parameters = function.get(schema_key)
@@ -200,13 +200,6 @@ def _looks_like_schema(item: Mapping[str, Any]) -> bool:
 def _quoted(value: Any) -> str:
     return repr(value) if type(value) is str and len(value) <= 40 else "non-function"
 
-
-def _is_text(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def resolve_tools_path(path: str, base_dir: str | None) -> str:
