@@ -18,7 +18,7 @@ import yaml
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.errors import InputError
-from frayproof_audit.files import NotARegularFile, read_regular_file
+from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
 from frayproof_audit.model import ROLES
@@ -176,9 +176,7 @@ MAX_CONTRACT_BYTES = 1024 * 1024
 def _load_file(path: str) -> Contract:
     try:
         data = read_regular_file(path, MAX_CONTRACT_BYTES)
-    except OSError as exc:
-        raise ContractError(f"Cannot read contract '{path}': {exc.strerror or exc}") from None
-    except NotARegularFile as exc:
+    except UnreadableFile as exc:
         raise ContractError(f"Cannot read contract '{path}': {exc}") from None
     try:
         text = data.decode("utf-8-sig")

@@ -11,21 +11,29 @@ import os
 import stat
 
 
-class NotARegularFile(ValueError):
-    """The path is a folder, FIFO, device or socket, or the file is over the size limit."""
+class UnreadableFile(ValueError):
+    """The file cannot be read: the message is the reason (missing, a folder, a FIFO or device,
+    over the size limit, ...), for the caller to put after the path."""
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes; `OSError` when it cannot be read."""
+    """The bytes of a regular file of at most `limit` bytes, or `UnreadableFile`."""
+    try:
+        return _read(path, limit)
+    except OSError as exc:
+        raise UnreadableFile(exc.strerror or str(exc)) from None
+
+
+def _read(path: str | os.PathLike[str], limit: int) -> bytes:
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         info = os.fstat(descriptor)
         if stat.S_ISDIR(info.st_mode):
-            raise NotARegularFile("is a folder")
+            raise UnreadableFile("is a folder")
         if not stat.S_ISREG(info.st_mode):
-            raise NotARegularFile("is not a regular file (a FIFO, device or socket)")
+            raise UnreadableFile("is not a regular file (a FIFO, device or socket)")
         if info.st_size > limit:
-            raise NotARegularFile(f"is {info.st_size:,} bytes, over the limit of {limit:,}")
+            raise UnreadableFile(f"is {info.st_size:,} bytes, over the limit of {limit:,}")
         os.set_blocking(descriptor, True)
         chunks: list[bytes] = []
         size = 0
@@ -36,7 +44,7 @@ def read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:  # the file grew while being read
-                raise NotARegularFile(f"is over the limit of {limit:,} bytes")
+                raise UnreadableFile(f"is over the limit of {limit:,} bytes")
         return b"".join(chunks)
     finally:
         os.close(descriptor)

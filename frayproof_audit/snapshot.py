@@ -10,7 +10,7 @@ import os
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.files import NotARegularFile, read_regular_file
+from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import DEFAULT_FORMAT, Format, get_format
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
@@ -72,10 +72,7 @@ def load_file(path: str | os.PathLike[str], fmt: FormatLike = None) -> Loaded:
     chosen = resolve_format(fmt)
     try:
         data = read_regular_file(path, MAX_SNAPSHOT_BYTES)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {reason}") from None
-    except NotARegularFile as exc:
+    except UnreadableFile as exc:
         raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {exc}") from None
     try:
         value = parse_snapshot_bytes(data)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.files import NotARegularFile, read_regular_file
+from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.jsonio import JSONProblem, is_unicode_text, loads_strict, strip_bom
 from frayproof_audit.toolargs.compiled import schema_problem
 
@@ -61,9 +61,7 @@ def read_tools_file(path: str) -> Any:
     """The JSON value of a tools file (a regular file, strict JSON, an optional BOM)."""
     try:
         data = read_regular_file(path, MAX_TOOLS_FILE_BYTES)
-    except OSError as exc:
-        raise ToolSchemaError(f"Cannot read tools '{path}': {exc.strerror or exc}") from None
-    except NotARegularFile as exc:
+    except UnreadableFile as exc:
         raise ToolSchemaError(f"Cannot read tools '{path}': {exc}") from None
     try:
         return loads_strict(strip_bom(data))

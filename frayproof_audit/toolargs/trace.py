@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.files import NotARegularFile, read_regular_file
+from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
 from frayproof_audit.toolargs.calls import call_arguments
 
@@ -48,9 +48,7 @@ def read_trace(path: str | os.PathLike[str]) -> tuple[TraceCall, ...]:
     shown = os.fspath(path)
     try:
         data = read_regular_file(path, MAX_TRACE_BYTES)
-    except OSError as exc:
-        raise TraceError(f"Cannot read trace '{shown}': {exc.strerror or exc}") from None
-    except NotARegularFile as exc:
+    except UnreadableFile as exc:
         raise TraceError(f"Cannot read trace '{shown}': {exc}") from None
     try:
         value = loads_strict(strip_bom(data))
