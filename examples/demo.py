@@ -34,8 +34,8 @@ def run(arguments: list[str]) -> int:
 
 
 QUERY = """
-SELECT compactor, "check", count(DISTINCT pair_id) AS failing_pairs
-FROM read_parquet('{out}/findings/**/*.parquet', hive_partitioning = true)
+SELECT compactor, "check", code, count(DISTINCT pair_id) AS failing_pairs
+FROM read_parquet('{out}/findings/**/*.parquet', hive_partitioning = true, union_by_name = true)
 WHERE severity = 'error'
   AND run_id IN (SELECT run_id FROM read_parquet('{out}/runs/*.parquet'))
 GROUP BY ALL ORDER BY failing_pairs DESC, compactor
