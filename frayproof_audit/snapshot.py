@@ -56,10 +56,12 @@ def load_wire(messages: list[Any], fmt: FormatLike = None) -> Loaded:
 
 
 def load_list(messages: Any, fmt: FormatLike = None) -> Loaded:
-    """Validate a caller-supplied list, message by message, on a detached JSON copy."""
-    if not isinstance(messages, list):
+    """Validate a caller-supplied snapshot (a message list; an object for formats that take
+    one), message by message, on a detached JSON copy."""
+    chosen = resolve_format(fmt)
+    if not isinstance(messages, chosen.containers):
         raise InputError(f"A snapshot {NOT_A_LIST}")
-    return resolve_format(fmt).load_copy(messages)
+    return chosen.load_copy(messages)
 
 
 def parse_snapshot_bytes(data: bytes) -> Any:
@@ -78,7 +80,7 @@ def load_file(path: str | os.PathLike[str], fmt: FormatLike = None) -> Loaded:
         value = parse_snapshot_bytes(data)
     except JSONProblem as exc:
         raise InputError(f"Cannot read snapshot '{os.fspath(path)}': {exc}") from None
-    if type(value) is not list:
+    if type(value) not in chosen.containers:
         raise InputError(f"Cannot read snapshot '{os.fspath(path)}': top level {NOT_A_LIST}")
     try:
         return chosen.load(value)
@@ -115,7 +117,7 @@ def load_source(source: Any, fmt: FormatLike = None) -> Loaded:
         return load_neutral(source)
     if isinstance(source, str | os.PathLike):
         return load_file(source, fmt)
-    if isinstance(source, list):
+    if isinstance(source, list | dict):
         return load_list(source, fmt)
     raise InputError(f"A snapshot {NOT_A_LIST}")
 

@@ -18,6 +18,7 @@ from frayproof_audit.loaded import Loaded, MessageView, Origin
 
 class TurnsFormat:
     name = "turns"
+    containers: tuple[type, ...] = (list,)
 
     def load(self, messages: list[Any]) -> Loaded:
         neutral: list[Any] = []

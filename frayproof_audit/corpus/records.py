@@ -169,14 +169,17 @@ class FieldReader:
             return None
         return tools
 
-    def snapshot(self, record: dict[str, Any], name: str) -> list[Any]:
-        """`before` or `after` as a plain message list, or `RecordProblem`."""
+    def snapshot(
+        self, record: dict[str, Any], name: str, containers: tuple[type, ...] = (list,)
+    ) -> Any:
+        """`before` or `after` as plain JSON of one of the format's `containers` (a message
+        list; an object for formats that take one), or `RecordProblem`."""
         path = self._fields.path(name)
         value = lookup(record, path)
         where = name if path == name else f"{name} (at {path!r})"
         if value is _MISSING or value is None:
             raise MissingField(f"{where} is missing", name, tuple(sorted(map(str, record))[:12]))
-        if type(value) is list:
+        if type(value) in containers:
             return _from_arrow(value, where) if self._nested else value
         if self._nested and isinstance(value, str | bytes):
             data = value.encode("utf-8") if isinstance(value, str) else value
@@ -184,7 +187,7 @@ class FieldReader:
                 parsed = loads_strict(data)
             except JSONProblem as exc:
                 raise RecordProblem(f"{where} is not valid JSON: {exc}") from None
-            if type(parsed) is list:
+            if type(parsed) in containers:
                 return parsed
             value = parsed
         raise RecordProblem(f"{where} must be an array of message objects, got {kind_name(value)}")

@@ -182,9 +182,9 @@ class _Auditor:
             self._input_error(raw, meta, problem)
             return
         try:
-            before_list = self.reader.snapshot(record, "before")
-            after_list = self.reader.snapshot(record, "after")
             fmt = get_format(meta.format or self.settings.input_format)
+            before_list = self.reader.snapshot(record, "before", fmt.containers)
+            after_list = self.reader.snapshot(record, "after", fmt.containers)
             before = _load(before_list, "before", fmt)
             after = _load(after_list, "after", fmt)
         except RecordProblem as exc:
@@ -338,14 +338,14 @@ def _short_path(filename: str) -> str:
     return parts[-1]
 
 
-def _load(messages: list[Any], name: str, fmt: Format) -> Loaded:
+def _load(messages: Any, name: str, fmt: Format) -> Loaded:
     try:
         return fmt.load(messages)
     except InputError as exc:
         raise RecordProblem(f"{name}: {exc}") from None
 
 
-def _json_size(messages: list[Any]) -> int:
+def _json_size(messages: Any) -> int:
     try:
         return len(orjson.dumps(messages))
     except TypeError:  # integers beyond 64 bits: rare enough to pay for the exact writer

@@ -22,13 +22,19 @@ class Format(Protocol):
     @property
     def name(self) -> str: ...
 
-    def load(self, messages: list[Any]) -> Loaded:
-        """Validate a freshly parsed list (plain JSON values, not shared with the caller).
-        Raises `InputError` naming the message and field."""
+    @property
+    def containers(self) -> tuple[type, ...]:
+        """The JSON types a whole snapshot may be: `(list,)` for a message list; formats whose
+        requests carry more than messages (a top-level `system`) also take `dict`."""
         ...
 
-    def load_copy(self, messages: list[Any]) -> Loaded:
-        """Like `load`, for a list the caller still owns: validated on a detached copy."""
+    def load(self, messages: Any) -> Loaded:
+        """Validate a freshly parsed snapshot (plain JSON values, not shared with the caller),
+        of one of `containers`. Raises `InputError` naming the message and field."""
+        ...
+
+    def load_copy(self, messages: Any) -> Loaded:
+        """Like `load`, for a value the caller still owns: validated on a detached copy."""
         ...
 
     def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:

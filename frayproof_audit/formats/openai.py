@@ -27,6 +27,7 @@ class OpenAIChat:
     """The `openai` format: Chat Completions message lists."""
 
     name = "openai"
+    containers: tuple[type, ...] = (list,)
 
     def load(self, messages: list[Any]) -> Loaded:
         return Loaded(messages, self.views(messages), self)
