@@ -16,10 +16,13 @@ if TYPE_CHECKING:
 
 class Origin(NamedTuple):
     """Where a neutral message came from: the wire message's index and, for formats that
-    split one wire message into several neutral ones, the block index inside it."""
+    split one wire message into several neutral ones, the block index inside it. `field` names
+    a part of the snapshot outside its message list (Anthropic's top-level `system`); then
+    `message` is meaningless and findings carry no message index."""
 
     message: int
     block: int | None = None
+    field: str | None = None
 
 
 class CallView(NamedTuple):
@@ -43,7 +46,7 @@ class MessageView(NamedTuple):
 class Loaded:
     """A validated snapshot: neutral message dicts, a view per message, identities cached."""
 
-    __slots__ = ("_identities", "format", "origins", "views", "wire")
+    __slots__ = ("_identities", "format", "notes", "origins", "views", "wire")
 
     def __init__(
         self,
@@ -52,11 +55,15 @@ class Loaded:
         fmt: Format,
         identities: list[bytes | None] | None = None,
         origins: tuple[Origin, ...] | None = None,
+        notes: tuple[str, ...] = (),
     ) -> None:
         self.wire = wire
         self.views = views
         self.format = fmt
         self.origins = origins
+        self.notes = notes
+        """What the format normalised while reading (ids with surrounding spaces, ...), for a
+        check to report; empty for `openai`."""
         self._identities: list[bytes | None] = (
             identities if identities is not None else [None] * len(wire)
         )
@@ -88,8 +95,12 @@ class Loaded:
         """Where neutral message `index` sits in the wire data."""
         return Origin(index) if self.origins is None else self.origins[index]
 
-    def wire_index(self, index: int) -> int:
-        return index if self.origins is None else self.origins[index].message
+    def wire_index(self, index: int) -> int | None:
+        """The wire message index of neutral message `index` (None for a `field` origin)."""
+        if self.origins is None:
+            return index
+        origin = self.origins[index]
+        return None if origin.field is not None else origin.message
 
     def site(
         self, snapshot: str, index: int, call: int | None = None, argument: str | None = None
