@@ -1,0 +1,296 @@
+"""OpenAI Responses API items: the `openai-responses` format (as the Agents SDK and Codex log them).
+
+A snapshot is an item list (a bare `input` array), or a whole request object
+`{input: [...] | "text", instructions?: "text", ...}`; other request keys are ignored. Items
+become Chat-Completions-shaped neutral messages:
+
+* `message` items (also `{role, content}` without `type`) → a message of that role, content as is;
+* a run `reasoning* [assistant message] function_call*` → ONE assistant message: the reasoning
+  items verbatim as leading non-text content blocks, the message's content, and the calls as
+  `tool_calls` with `call_id` as the id. A Chat Completions assistant message with text and
+  calls is written exactly so in Responses, so parallel calls form one batch and their outputs
+  are that batch's results; a reasoning item and the item it precedes are an atomic pair for
+  the provider, so they stay in one neutral message (and a turn holding only reasoning is
+  not empty);
+* `function_call_output` → a `tool` message (`call_id` → `tool_call_id`, `output` → content);
+* any other item (`compaction`, `web_search_call`, `computer_call`, `*_output`,
+  `item_reference`, ...) → an assistant message whose content is that item as one opaque block:
+  model- or provider-produced context that is neither an instruction, a user turn, nor a
+  function call or result the pairing checks could judge;
+* `instructions` → a leading `system` message whose origin is the `instructions` field.
+
+Item keys the neutral message does not model (`id`, `status`, ...) are kept under `item`, on
+the message or on the call, so identities (canonical JSON of the neutral dict) see them.
+Findings point at an item index in the list (or in `input`): at the first `function_call` item
+for a turn with calls, since those findings are about calls; message sites spell the whole run
+of items (`after[3:6]`), call sites the call's own item (`after[5]`).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from frayproof_audit.errors import InputError
+from frayproof_audit.formats.openai import OPENAI, argument_step
+from frayproof_audit.jsonio import canonical, plain_copy
+from frayproof_audit.loaded import Loaded, MessageView, Origin
+
+MESSAGE = "message"
+CALL = "function_call"
+OUTPUT = "function_call_output"
+REASONING = "reasoning"
+_MODELLED = {MESSAGE: ("type", "role", "content"), CALL: ("type", "call_id", "name", "arguments"),
+             OUTPUT: ("type", "call_id", "output")}
+"""Item keys a neutral message (or call) models itself; the rest are kept under `item`."""
+
+
+class ResponsesInputError(InputError):
+    """A Responses snapshot that is not an item list or a request object, or an item whose
+    fields have the wrong JSON types. Names the item: `items[3].call_id must be a string`."""
+
+
+class Run(Origin):
+    """The origin of a neutral message read from several items: `start` and `stop` bound the
+    run (`stop` excluded). `message` is the item findings point at; a turn's calls are the
+    items from `message` on. Equality and the tuple are `Origin`'s, so the engine sees an
+    ordinary origin; only this format reads the run's bounds."""
+
+    start: int
+    stop: int
+
+
+def _run(message: int, start: int, stop: int) -> Origin:
+    if stop - start == 1:
+        return Origin(start)
+    run = Run(message)
+    run.start = start
+    run.stop = stop
+    return run
+
+
+def _bounds(origin: Origin) -> tuple[int, int]:
+    if isinstance(origin, Run):
+        return origin.start, origin.stop
+    return origin.message, origin.message + 1
+
+
+class OpenAIResponses:
+    """The `openai-responses` format: Responses API input items."""
+
+    name = "openai-responses"
+    containers: tuple[type, ...] = (list, dict)
+
+    def load(self, snapshot: Any) -> Loaded:
+        return _read(snapshot, copy=False, fmt=self)
+
+    def load_copy(self, snapshot: Any) -> Loaded:
+        """Items are detached one by one (`jsonio.plain_copy`), so an error names its item."""
+        return _read(snapshot, copy=True, fmt=self)
+
+    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
+        return OPENAI.views(messages)
+
+    def identity(self, message: dict[str, Any]) -> bytes:
+        return canonical(message)
+
+    def site(
+        self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None
+    ) -> str:
+        if origin.field is not None:
+            return f"{snapshot}.{origin.field}"
+        if call is not None:
+            where = f"{snapshot}[{origin.message + call}]"
+            return where if argument is None else f"{where}.arguments{argument_step(argument)}"
+        start, stop = _bounds(origin)
+        return f"{snapshot}[{start}]" if stop - start == 1 else f"{snapshot}[{start}:{stop}]"
+
+    def span(self, snapshot: str, first: Origin, last: Origin) -> str:
+        if last.field is not None:  # only fields: instructions, or a string input after it
+            fields = dict.fromkeys((first.field, last.field))
+            return ", ".join(f"{snapshot}.{field}" for field in fields)
+        stop = _bounds(last)[1]
+        if first.field is not None:
+            return f"{snapshot}.{first.field}, {snapshot}[0:{stop}]"
+        return f"{snapshot}[{_bounds(first)[0]}:{stop}]"
+
+
+OPENAI_RESPONSES = OpenAIResponses()
+
+
+def _read(snapshot: Any, *, copy: bool, fmt: OpenAIResponses) -> Loaded:
+    """Validate and convert; `copy` detaches every value the neutral messages keep."""
+    if isinstance(snapshot, list):
+        return _convert(snapshot, "items", None, copy, fmt)
+    if not isinstance(snapshot, dict):
+        raise ResponsesInputError("A snapshot must be an item array or a request object")
+    instructions = snapshot.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise ResponsesInputError("request.instructions must be a string or null")
+    items = snapshot.get("input")
+    if isinstance(items, str):
+        lead = [] if instructions is None else [_instructions(instructions)]
+        loaded = [*lead, ({"role": "user", "content": items}, Origin(0, None, "input"))]
+        messages = [message for message, _ in loaded]
+        return Loaded(messages, OPENAI.views(messages), fmt,
+                      origins=tuple(origin for _, origin in loaded))
+    if not isinstance(items, list):
+        raise ResponsesInputError("request.input must be an item array or a string")
+    return _convert(items, "input", instructions, copy, fmt)
+
+
+def _instructions(text: str) -> tuple[dict[str, Any], Origin]:
+    return {"role": "system", "content": text}, Origin(0, None, "instructions")
+
+
+def _convert(
+    items: list[Any], name: str, instructions: str | None, copy: bool, fmt: OpenAIResponses
+) -> Loaded:
+    if copy:
+        items = [_detached(item, name, index) for index, item in enumerate(items)]
+    kinds = [_kind(item, name, index) for index, item in enumerate(items)]
+    messages: list[dict[str, Any]] = []
+    origins: list[Origin] = []
+    if instructions is not None:
+        message, origin = _instructions(instructions)
+        messages.append(message)
+        origins.append(origin)
+    index = 0
+    count = len(items)
+    while index < count:
+        kind = kinds[index]
+        if kind in (REASONING, CALL) or (kind == MESSAGE and _role(items[index]) == "assistant"):
+            start = index
+            while index < count and kinds[index] == REASONING:
+                index += 1
+            reasoning = items[start:index]
+            said = None
+            if index < count and kinds[index] == MESSAGE and _role(items[index]) == "assistant":
+                said = index
+                index += 1
+            first_call = index
+            while index < count and kinds[index] == CALL:
+                index += 1
+            calls = items[first_call:index]
+            message = _turn(reasoning, None if said is None else items[said], calls, name, first_call)
+            anchor = first_call if calls else (start if said is None else said)
+            origins.append(_run(anchor, start, index))
+        else:
+            item = items[index]
+            if kind == MESSAGE:
+                message = _message(item, name, index)
+            elif kind == OUTPUT:
+                message = _output(item, name, index)
+            else:
+                message = {"role": "assistant", "content": [item]}
+            origins.append(Origin(index))
+            index += 1
+        messages.append(message)
+    return Loaded(messages, OPENAI.views(messages), fmt, origins=tuple(origins))
+
+
+def _fail(name: str, index: int, where: str, problem: str) -> ResponsesInputError:
+    return ResponsesInputError(f"{name}[{index}]{where} {problem}")
+
+
+def _detached(item: Any, name: str, index: int) -> Any:
+    if not isinstance(item, dict):
+        raise _fail(name, index, "", "must be an object")
+    # Wrapped in a list so the depth limit counts the outer array, as it does in a file.
+    return plain_copy([item], functools.partial(_fail, name, index, ""))[0]
+
+
+def _kind(item: Any, name: str, index: int) -> str:
+    """The item's type; an item without one is an easy-input message (`{role, content}`)."""
+    if type(item) is not dict:
+        raise _fail(name, index, "", "must be an object")
+    kind = item.get("type", MESSAGE)
+    if type(kind) is not str:
+        raise _fail(name, index, ".type", "must be a string")
+    return kind
+
+
+def _role(item: dict[str, Any]) -> Any:
+    return item.get("role")
+
+
+def _extras(item: dict[str, Any], kind: str) -> dict[str, Any]:
+    modelled = _MODELLED[kind]
+    return {key: value for key, value in item.items() if key not in modelled}
+
+
+def _with_extras(neutral: dict[str, Any], item: dict[str, Any], kind: str) -> dict[str, Any]:
+    extras = _extras(item, kind)
+    if extras:
+        neutral["item"] = extras
+    return neutral
+
+
+def _parts(value: Any, name: str, index: int, field: str, what: str) -> None:
+    """A content value: a string, null, or an array of objects with a string `type`."""
+    if value is None or type(value) is str:
+        return
+    if type(value) is not list:
+        raise _fail(name, index, f".{field}", f"must be a string, {what}, or null")
+    for position, part in enumerate(value):
+        if type(part) is not dict:
+            raise _fail(name, index, f".{field}[{position}]", "must be an object")
+        if "type" in part and type(part["type"]) is not str:
+            raise _fail(name, index, f".{field}[{position}].type", "must be a string")
+
+
+def _message(item: dict[str, Any], name: str, index: int) -> dict[str, Any]:
+    """A message item; `role: null` is a missing role (as in `openai`), left to the checks."""
+    role = item.get("role")
+    if role is not None and type(role) is not str:
+        raise _fail(name, index, ".role", "must be a string")
+    content = item.get("content")
+    _parts(content, name, index, "content", "an array of objects")
+    return _with_extras({"role": role or "", "content": content}, item, MESSAGE)
+
+
+def _output(item: dict[str, Any], name: str, index: int) -> dict[str, Any]:
+    """A `function_call_output`: a missing `call_id` is left to the checks (ST-TOOL-NOID)."""
+    call_id = item.get("call_id")
+    if call_id is not None and type(call_id) is not str:
+        raise _fail(name, index, ".call_id", "must be a string or null")
+    output = item.get("output")
+    _parts(output, name, index, "output", "an array of objects")
+    neutral: dict[str, Any] = {"role": "tool", "content": output}
+    if call_id is not None:
+        neutral["tool_call_id"] = call_id
+    return _with_extras(neutral, item, OUTPUT)
+
+
+def _call(item: dict[str, Any], name: str, index: int) -> dict[str, Any]:
+    """A `function_call`: absent fields are "" (left to the checks), wrong types are errors."""
+    fields = {}
+    for field in ("call_id", "name", "arguments"):
+        value = item.get(field, "")
+        if type(value) is not str:
+            raise _fail(name, index, f".{field}", "must be a string")
+        fields[field] = value
+    call = {"id": fields["call_id"], "type": "function",
+            "function": {"name": fields["name"], "arguments": fields["arguments"]}}
+    return _with_extras(call, item, CALL)
+
+
+def _turn(
+    reasoning: list[dict[str, Any]], said: dict[str, Any] | None, calls: list[dict[str, Any]],
+    name: str, first_call: int,
+) -> dict[str, Any]:
+    """One assistant turn. Without reasoning, the message's content stays as it is; with it,
+    content is the reasoning items followed by the message's parts (a string becomes one
+    `output_text` part, which the provider reads as the same text)."""
+    if said is None:
+        neutral: dict[str, Any] = {"role": "assistant", "content": None}
+    else:
+        neutral = _message(said, name, first_call - 1)
+    if reasoning:
+        content = neutral["content"]
+        if type(content) is str:
+            content = [{"type": "output_text", "text": content}]
+        neutral["content"] = [*reasoning, *(content or ())]
+    if calls:
+        neutral["tool_calls"] = [_call(item, name, first_call + k) for k, item in enumerate(calls)]
+    return neutral
