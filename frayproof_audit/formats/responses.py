@@ -53,8 +53,10 @@ class ResponsesInputError(InputError):
 class Run(Origin):
     """The origin of a neutral message read from several items: `start` and `stop` bound the
     run (`stop` excluded). `message` is the item findings point at; a turn's calls are the
-    items from `message` on. Equality and the tuple are `Origin`'s, so the engine sees an
-    ordinary origin; only this format reads the run's bounds."""
+    items from `message` on. A run needs three indices where `Origin`, shared by every
+    format, has one, so the bounds are attributes of this subclass (set by `_run`, kept out
+    of the tuple): equality and unpacking are `Origin`'s, so the engine sees an ordinary
+    origin, and only this format reads the bounds."""
 
     start: int
     stop: int
