@@ -21,6 +21,7 @@ from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset_reader import committed_files
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
+from frayproof_audit.formats import FORMATS
 from tests.helpers import REPO
 
 V1 = REPO / "tests" / "data" / "v1"
@@ -35,7 +36,7 @@ V1_AUDITS = {
 RENAMED_REASONS = {
     # deliberate: the format registry decides what a record's `format` may name
     "format 'anthropic' is not supported yet (only openai)":
-        "format must be one of openai, got 'anthropic'",
+        f"format must be one of {', '.join(FORMATS)}, got 'anthropic'",
 }
 RUN_COUNTS = ("pairs", "passed", "failed", "input_errors", "shards", "mutants_caught",
               "mutants_survived", "mutants_skipped", "not_audited_records")
