@@ -58,7 +58,7 @@ class Retain:
 
 
 def default_checks() -> dict[str, CheckSettings]:
-    """Every registered check with its defaults (on, error, its options' defaults)."""
+    """Every registered check with its defaults (on or off, its severity, its options' defaults)."""
     return {check.key: check.defaults() for check in CHECKS}
 
 
@@ -282,10 +282,10 @@ def _check(check: Check, checks: dict[str, Any], problems: _Problems) -> CheckSe
     if type(enabled) is not bool:
         problems.add(f"{where}.enabled: must be a boolean")
         enabled = True
-    severity = block.get("severity", "error")
+    severity = block.get("severity", defaults.severity)
     if severity not in SEVERITIES or type(severity) is not str:
         problems.add(f"{where}.severity: must be one of error, warning")
-        severity = "error"
+        severity = defaults.severity
     options = dict(defaults.options)
     for option in check.options:
         if option.name in block:

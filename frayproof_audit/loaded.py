@@ -23,6 +23,10 @@ class Origin(NamedTuple):
     message: int
     block: int | None = None
     field: str | None = None
+    calls: tuple[int, ...] | None = None
+    """For formats whose messages hold calls among other parts (OTel GenAI `parts`): the wire
+    position of each neutral call, in call order, so a call's site names its own part. None
+    when call k is the wire's call k."""
 
 
 class CallView(NamedTuple):

@@ -96,6 +96,8 @@ class BeforeFacts:
     """Findings of `tool_arguments` on before's calls (`scope: both`), judged once per pair."""
     calls: CallFacts | None = None
     """Before calls and results (`tool_call_integrity`), or None when that check is off."""
+    notes: tuple[str, ...] = ()
+    """What the format normalised while reading before (`format_notes` reports it)."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -149,4 +151,4 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
 
     calls = call_facts(before) if contract.settings(CALL_FACTS_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls)
+                       before_findings(before, contract), calls, before.notes)

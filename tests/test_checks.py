@@ -144,7 +144,8 @@ def test_report_order_is_check_order() -> None:
     after = [{"role": "alien", "content": "x"}, result("z"), call("b", "b"), renamed]
     checks = [v.check for v in check(history(1), after, contract).violations]
     assert checks == sorted(checks, key=CHECK_NAMES.index)
-    assert set(checks) == set(CHECK_NAMES)
+    # format_notes never finds anything in openai input (tests/cases/format_notes.yaml: last).
+    assert set(checks) == set(CHECK_NAMES) - {"format_notes"}
 
 
 def test_retention_warning_text_names_the_rule() -> None:

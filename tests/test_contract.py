@@ -38,12 +38,15 @@ def test_defaults() -> None:
     contract = load_contract(None)
     assert contract == Contract()
     frayproofs = ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
-    assert tuple(contract.checks) == CHECK_KEYS == (*frayproofs, "tool_arguments", "tool_call_integrity")
+    assert tuple(contract.checks) == CHECK_KEYS == (
+        *frayproofs, "tool_arguments", "tool_call_integrity", "format_notes")
     for key in CHECK_KEYS:
-        # tool_arguments is on but inert without tool schemas; tool_call_integrity is opt-in:
-        # either way frayproof's verdicts hold for contracts that don't ask for them.
+        # tool_arguments is on but inert without tool schemas; tool_call_integrity is opt-in;
+        # format_notes is a warning, inert for openai: either way frayproof's verdicts hold for
+        # contracts that don't ask for them.
         on = key != "tool_call_integrity"
-        assert (contract.settings(key).enabled, contract.settings(key).severity) == (on, "error")
+        severity = "warning" if key == "format_notes" else "error"
+        assert (contract.settings(key).enabled, contract.settings(key).severity) == (on, severity)
     assert contract.option("tool_pairs", "allow_trailing_pending_call") is False
     assert contract.option("structure", "system_messages") == "leading_only"
     assert contract.pins == ()
@@ -180,7 +183,8 @@ VALID: dict[str, tuple[str, dict[str, Any]]] = {
     "system-messages-forbidden": ("checks: {structure: {system_messages: forbidden}}",
                                   {"checks": {"structure": {"system_messages": "forbidden"}}}),
     "all-checks-off": ("checks: {tool_pairs: false, unique_tool_ids: false, structure: false, "
-                       "pinned_content: false, retention: false, tool_arguments: false}",
+                       "pinned_content: false, retention: false, tool_arguments: false, "
+                       "format_notes: false}",
                        {"checks": {key: {"enabled": False} for key in CHECK_KEYS}}),
     "pins-empty": ("pins: []", {"pins": ()}),
     "role-pin": ("pins: [{name: s, role: developer}]",

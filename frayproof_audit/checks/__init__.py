@@ -10,6 +10,7 @@ reads this table.
 from __future__ import annotations
 
 from frayproof_audit.checks import (
+    format_notes,
     pinned_content,
     retention,
     structure,
@@ -28,6 +29,7 @@ CHECKS: tuple[Check, ...] = (
     retention.CHECK,
     tool_arguments.CHECK,
     tool_call_integrity.CHECK,
+    format_notes.CHECK,
 )
 """Report order: frayproof's for the first five; a new check is appended."""
 

@@ -123,6 +123,8 @@ class Check:
 
     `enabled_by_default` is False for checks that go beyond frayproof's: a contract that does not
     mention them keeps frayproof's verdicts, and `checks: {<key>: true}` opts in.
+    `default_severity` is `warning` for checks that report how the input was read rather than
+    what the compaction did (`format_notes`): they inform, a contract can make them gate.
     """
 
     name: str
@@ -135,7 +137,8 @@ class Check:
     active: Callable[[Contract], bool] | None = None
     asks_for: str = ""
     enabled_by_default: bool = True
+    default_severity: str = "error"
 
     def defaults(self) -> CheckSettings:
-        return CheckSettings(enabled=self.enabled_by_default,
+        return CheckSettings(enabled=self.enabled_by_default, severity=self.default_severity,
                              options={option.name: option.default for option in self.options})

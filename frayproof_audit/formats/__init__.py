@@ -9,11 +9,13 @@ from __future__ import annotations
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.base import Format, Origin
 from frayproof_audit.formats.openai import OPENAI
+from frayproof_audit.formats.otel import OTEL_GENAI
 from frayproof_audit.formats.responses import OPENAI_RESPONSES
 
 FORMATS: dict[str, Format] = {
     OPENAI.name: OPENAI,
     OPENAI_RESPONSES.name: OPENAI_RESPONSES,
+    OTEL_GENAI.name: OTEL_GENAI,
 }
 FORMAT_NAMES = tuple(FORMATS)
 DEFAULT_FORMAT = OPENAI.name
