@@ -7,7 +7,7 @@ once per (before, contract) pair and shared by every mutant.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.jsonio import canonical
@@ -53,19 +53,40 @@ class CallFacts:
     """Before's tool calls and results, for `tool_call_integrity` (prepared only when enabled).
 
     `calls`: call id → (tool name, arguments text) of the first assistant call with that id.
-    `results`: (call id, content key) of every tool message that has an id.
-    `result_ids`: content key → the ids of the before results with that content, in order.
+    `results`: call id → the content keys of the before results with that id, in order.
+    `order`: (call id, content key) of every before result with an id, in message order.
+
+    Nothing here hashes a result's content: a kept result is found by comparing it with the
+    few results of its own id, and only a result that is not among them (rare: a compactor bug)
+    needs the index by content (`result_ids`), which is then built once and kept.
     """
 
     calls: dict[str, tuple[str, str]]
-    results: frozenset[tuple[str, ContentKey]]
-    result_ids: dict[ContentKey, tuple[str, ...]]
+    results: dict[str, tuple[ContentKey, ...]]
+    order: tuple[tuple[str, ContentKey], ...]
+    by_content: dict[ContentKey, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def has_result(self, call_id: str, key: ContentKey) -> bool:
+        """Whether before has a result for `call_id` with content `key`."""
+        return key in self.results.get(call_id, ())
+
+    def result_ids(self, key: ContentKey) -> tuple[str, ...]:
+        """The ids of the before results with content `key`, in message order (each once)."""
+        if not self.by_content and self.order:
+            index: dict[ContentKey, list[str]] = {}
+            for call_id, content in self.order:
+                ids = index.setdefault(content, [])
+                if call_id not in ids:
+                    ids.append(call_id)
+            # Filled in one step, so a thread sharing these facts sees all of it or none.
+            self.by_content.update({content: tuple(ids) for content, ids in index.items()})
+        return self.by_content.get(key, ())
 
 
 def call_facts(before: Loaded) -> CallFacts:
     calls: dict[str, tuple[str, str]] = {}
-    results: set[tuple[str, ContentKey]] = set()
-    result_ids: dict[ContentKey, list[str]] = {}
+    results: dict[str, list[ContentKey]] = {}
+    order: list[tuple[str, ContentKey]] = []
     for index, view in enumerate(before.views):
         if view.role == "assistant":
             for position, call in enumerate(view.calls):
@@ -73,11 +94,9 @@ def call_facts(before: Loaded) -> CallFacts:
                     calls[call.id] = (call.name, call_arguments(before.wire[index], position))
         elif view.role == "tool" and view.tool_call_id:
             key = content_key(view.content)
-            results.add((view.tool_call_id, key))
-            ids = result_ids.setdefault(key, [])
-            if view.tool_call_id not in ids:
-                ids.append(view.tool_call_id)
-    return CallFacts(calls, frozenset(results), {key: tuple(ids) for key, ids in result_ids.items()})
+            results.setdefault(view.tool_call_id, []).append(key)
+            order.append((view.tool_call_id, key))
+    return CallFacts(calls, {call_id: tuple(keys) for call_id, keys in results.items()}, tuple(order))
 
 
 CALL_FACTS_KEY = "tool_call_integrity"
