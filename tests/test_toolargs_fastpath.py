@@ -186,6 +186,21 @@ def test_judge_finds_the_same_with_and_without_proofs(list_name: str) -> None:
     assert proven > 100  # the fast path is actually taken
 
 
+@SETTINGS
+@given(root_schemas(), st.lists(st.dictionaries(st.sampled_from(KEYS), JSON_VALUES, max_size=3), min_size=1,
+                                max_size=6))
+def test_judge_finds_the_same_with_and_without_proofs_on_drawn_schemas(
+    schema: dict[str, Any], instances: list[dict[str, Any]]
+) -> None:
+    tool = compiled.compile_tool(schemas.ToolSchema("t", schema))
+    fast, reference = ToolSet({"t": tool}), _without_proofs(ToolSet({"t": tool}))
+    policies = [DEFAULT_POLICY, make_policy((("no_schema_drift", "error"), ("required_fields", "off")))]
+    for instance in instances:
+        text = json.dumps(instance)
+        for policy in policies:
+            assert judge(fast, "t", text, True, policy) == judge(reference, "t", text, True, policy)
+
+
 # --- tool_call_integrity: lazy indexes, same first match -----------------------------------------
 
 def test_result_ids_keep_message_order_of_first_occurrence() -> None:

@@ -91,7 +91,7 @@ def find(
 
 def _compare_call(after: Loaded, index: int, position: int, call_id: str, name: str,
                   facts: CallFacts, severity: str) -> list[Violation]:
-    before_name, before_arguments = facts.calls[call_id]
+    before_name, before_arguments = facts.call(call_id)
     found = []
     if name != before_name:
         found.append(RENAMED.violation(NAME, severity, "after", index, tool_call_id=call_id,

@@ -59,6 +59,13 @@ def _judge(tools: ToolSet, name: str, arguments: Any, present: bool, policy: Pol
         return found
     if value is None:
         return found  # the arguments are not an object: the structural rules have nothing to read
+    if tool.proof is not None and tool.proof(value):
+        # Proven valid against the whole schema, so no required field is missing, no declared
+        # top-level type is wrong (the proof reads the same `required` and `type` as those two
+        # rules) and jsonschema would report nothing. Drift is not a schema error: still asked.
+        if policy.on(P.NO_SCHEMA_DRIFT):
+            found += _drift(tool, value, policy)
+        return found
     if policy.on(P.REQUIRED_FIELDS):
         found += [Problem(P.REQUIRED_FIELDS, P.CODE_REQUIRED, one_line(field, 80))
                   for field in tool.required if field not in value]
@@ -153,8 +160,6 @@ def _drift(tool: CompiledTool, value: dict[str, Any], policy: Policy) -> list[Pr
 
 
 def _schema(tool: CompiledTool, value: dict[str, Any], policy: Policy, typed: set[str]) -> list[Problem]:
-    if tool.proof is not None and tool.proof(value):
-        return []  # proven valid: jsonschema would find no error (see `quick`)
     from referencing.exceptions import Unresolvable
 
     required_on = policy.on(P.REQUIRED_FIELDS)
