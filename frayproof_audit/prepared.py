@@ -7,7 +7,7 @@ once per (before, contract) pair and shared by every mutant.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.jsonio import canonical
@@ -52,32 +52,68 @@ def content_key(content: Any) -> ContentKey:
 class CallFacts:
     """Before's tool calls and results, for `tool_call_integrity` (prepared only when enabled).
 
-    `calls`: call id → (tool name, arguments text) of the first assistant call with that id.
-    `results`: (call id, content key) of every tool message that has an id.
-    `result_ids`: content key → the ids of the before results with that content, in order.
+    `calls`: call id → (tool name, message index, call position) of the first assistant call
+    with that id (`call` gives its name and arguments text).
+    `results`: call id → the contents of the before results with that id, in order.
+    `order`: (call id, content) of every before result with an id, in message order.
+
+    Preparing this touches every call and result of before, so it reads no arguments and
+    serializes or hashes no content: a kept call's arguments are read when it is compared, a
+    kept result is found by comparing it with the few results of its own id, and only a result
+    that is not among them (rare: a compactor bug) needs the index by content (`result_ids`),
+    which is then built once and kept.
     """
 
-    calls: dict[str, tuple[str, str]]
-    results: frozenset[tuple[str, ContentKey]]
-    result_ids: dict[ContentKey, tuple[str, ...]]
+    calls: dict[str, tuple[str, int, int]]
+    results: dict[str, list[Any]]
+    order: list[tuple[str, Any]]
+    wire: list[Any]
+    by_content: dict[ContentKey, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    def call(self, call_id: str) -> tuple[str, str]:
+        """(tool name, arguments text) of before's first call with id `call_id`."""
+        name, index, position = self.calls[call_id]
+        return name, call_arguments(self.wire[index], position)
+
+    def has_result(self, call_id: str, key: ContentKey) -> bool:
+        """Whether before has a result for `call_id` whose content key is `key`."""
+        for content in self.results.get(call_id, ()):
+            if type(content) is str:
+                if content == key:
+                    return True
+            elif type(key) is bytes and canonical(content) == key:
+                return True
+        return False
+
+    def result_ids(self, key: ContentKey) -> tuple[str, ...]:
+        """The ids of the before results with content key `key`, in message order (each once)."""
+        if not self.by_content and self.order:
+            index: dict[ContentKey, list[str]] = {}
+            for call_id, content in self.order:
+                ids = index.setdefault(content_key(content), [])
+                if call_id not in ids:
+                    ids.append(call_id)
+            # Filled in one step, so a thread sharing these facts sees all of it or none.
+            self.by_content.update({content: tuple(ids) for content, ids in index.items()})
+        return self.by_content.get(key, ())
 
 
 def call_facts(before: Loaded) -> CallFacts:
-    calls: dict[str, tuple[str, str]] = {}
-    results: set[tuple[str, ContentKey]] = set()
-    result_ids: dict[ContentKey, list[str]] = {}
-    for index, view in enumerate(before.views):
-        if view.role == "assistant":
-            for position, call in enumerate(view.calls):
-                if call.id and call.id not in calls:
-                    calls[call.id] = (call.name, call_arguments(before.wire[index], position))
-        elif view.role == "tool" and view.tool_call_id:
-            key = content_key(view.content)
-            results.add((view.tool_call_id, key))
-            ids = result_ids.setdefault(key, [])
-            if view.tool_call_id not in ids:
-                ids.append(view.tool_call_id)
-    return CallFacts(calls, frozenset(results), {key: tuple(ids) for key, ids in result_ids.items()})
+    calls: dict[str, tuple[str, int, int]] = {}
+    results: dict[str, list[Any]] = {}
+    order: list[tuple[str, Any]] = []
+    for index, (role, content, views, tool_call_id, _refusal) in enumerate(before.views):
+        if views and role == "assistant":
+            for position, (call_id, name, _type) in enumerate(views):
+                if call_id and call_id not in calls:
+                    calls[call_id] = (name, index, position)
+        elif tool_call_id and role == "tool":
+            if tool_call_id in results:
+                results[tool_call_id].append(content)
+            else:
+                results[tool_call_id] = [content]
+            order.append((tool_call_id, content))
+    return CallFacts(calls, results, order, before.wire)
 
 
 CALL_FACTS_KEY = "tool_call_integrity"

@@ -10,4 +10,6 @@ A top-level helper package (like `benchmarks/`, not installed with `frayproof_au
 * `sessiongen.strategies` — the same builders as hypothesis strategies (needs hypothesis).
 * `sessiongen.realistic` / `sessiongen.prose` — realistic seeded sessions, compactors, records
   and JSONL corpora for benchmarks and corpus fixtures.
+* `sessiongen.tooled` — the same records carrying their agent's tool schemas (`tools`), with
+  calls that mostly obey them and kept calls re-spaced or altered in after (bench_toolargs).
 """

@@ -1,21 +1,28 @@
 """Smoke tests for the benchmark suite: the realistic generator (`sessiongen.realistic`) is
 deterministic for a seed (that is its contract, hence the explicit `random.Random` seeds), its
 compactors fail the benchmark contract exactly as intended, its bad lines are rejected at the
-intended stage, and bench_check runs end to end. Fast (a few seconds); no speed is asserted."""
+intended stage, `sessiongen.tooled` records carry tools their calls mostly obey, and bench_check
+and bench_toolargs run end to end. Fast (a few seconds); no speed is asserted."""
 
 from __future__ import annotations
 
 import gzip
 import importlib
+import json
 import random
 from pathlib import Path
 
 import orjson
 import pytest
 
-from benchmarks import bench_check, corpus, peer
+from benchmarks import bench_check, bench_toolargs, corpus, peer
 from frayproof_audit import InputError, check, jsonio, load_contract, snapshot
-from sessiongen import realistic
+from frayproof_audit.toolargs.compiled import tool_set
+from frayproof_audit.toolargs.policy import DEFAULT_POLICY
+from frayproof_audit.toolargs.rules import judge
+from frayproof_audit.toolargs.schemas import tool_schemas
+from sessiongen import realistic, tooled
+from sessiongen.prose import TOOLS
 
 CONTRACT = realistic.bench_contract()
 
@@ -168,3 +175,51 @@ def test_runner_skips_missing_benchmarks_and_rejects_unknown_names() -> None:
     assert runner.run("bench_that_does_not_exist", quick=True) == "skipped: not present"
     with pytest.raises(SystemExit):
         runner.main(["no_such_benchmark"])
+
+
+def test_tooled_records_are_deterministic_and_carry_their_tools() -> None:
+    first = list(tooled.iter_lines(n_pairs=3, seed=4))
+    assert first == list(tooled.iter_lines(n_pairs=3, seed=4))
+    record = orjson.loads(first[0])
+    assert record["tools"] in tooled.TOOL_LISTS.values()
+    assert {"pair_id", "session_id", "compactor", "logged_at", "before", "after"} < set(record)
+
+
+def test_tooled_arguments_conform_unless_broken_on_purpose() -> None:
+    """Conforming arguments pass every list's schemas; each violation kind is a finding."""
+    tool_sets = [tool_set(tool_schemas(definitions)) for definitions in tooled.TOOL_LISTS.values()]
+    rng = random.Random(11)
+    for _ in range(150):
+        tool = rng.choice(TOOLS)
+        arguments = tooled.conforming_arguments(rng, tool)
+        broken = tooled.violating_arguments(rng, tool, arguments)
+        for tools in tool_sets:
+            assert judge(tools, tool, json.dumps(arguments), True, DEFAULT_POLICY) == ()
+            assert judge(tools, tool, json.dumps(broken), True, DEFAULT_POLICY) != ()
+
+
+def test_tooled_pairs_leave_the_base_record_alone_and_keep_the_recent_window() -> None:
+    """`with_tools` copies what it changes, and the calls the benchmark contract keeps exact
+    (the last two closed exchanges) keep before's text, so good compactors still pass it."""
+    rng = random.Random(2)
+    for _ in range(8):
+        base = realistic.generate_pair(rng, compactor=rng.choice(list(realistic.GOOD_COMPACTORS)))
+        snapshot_before = orjson.dumps(base)
+        record = tooled.with_tools(base, rng)
+        assert orjson.dumps(base) == snapshot_before
+        report = check(record["before"], record["after"], CONTRACT)
+        errors = {v.code for v in report.violations if v.severity == "error"}
+        assert errors <= {"RET-RESULT"}, report.to_text()  # two results trading ids (SWAP_RATE)
+
+
+def test_bench_toolargs_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tooled.jsonl"
+    tooled.write_jsonl(path, n_pairs=5, seed=1)
+    assert bench_toolargs.main(["--quick", "--corpus", str(path), "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "(A) tool checks off" in out and "(B) tool_arguments + tool_call_integrity" in out
+    assert "cost B / A:" in out and ("): met" in out or "): missed" in out)
+    assert "effective jobs: A 1, B 1" in out
+    assert "same 5 pairs: yes" in out
+    schema_work = [line for line in out.splitlines() if "schema work per run (B)" in line]
+    assert schema_work and "validators built" in schema_work[0]

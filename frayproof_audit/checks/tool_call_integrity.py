@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
@@ -29,6 +30,7 @@ from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import MessageView
     from frayproof_audit.prepared import BeforeFacts, CallFacts
     from frayproof_audit.snapshot import Loaded
 
@@ -71,10 +73,7 @@ def find(
     if not kept:
         return []
     found: list[Violation] = []
-    results = {index: content_key(view.content) for index, view in enumerate(views)
-               if view.role == "tool"}
-    after_results = {(views[index].tool_call_id, key) for index, key in results.items()
-                     if views[index].tool_call_id}
+    after_results = _AfterResults(views)
     for index, view in enumerate(views):
         if view.role == "assistant":
             for position, call in enumerate(view.calls):
@@ -82,7 +81,7 @@ def find(
                     found += _compare_call(after, index, position, call.id, call.name, facts, severity)
         elif view.role == "tool":
             own = view.tool_call_id
-            moved_from = _moved_result(own or "", results[index], kept, facts, after_results)
+            moved_from = _moved_result(own or "", content_key(view.content), kept, facts, after_results)
             if moved_from is not None:
                 shown = "(none)" if own is None else json.dumps(own, ensure_ascii=False)
                 found.append(RESULT_ID.violation(NAME, severity, "after", index,
@@ -92,7 +91,7 @@ def find(
 
 def _compare_call(after: Loaded, index: int, position: int, call_id: str, name: str,
                   facts: CallFacts, severity: str) -> list[Violation]:
-    before_name, before_arguments = facts.calls[call_id]
+    before_name, before_arguments = facts.call(call_id)
     found = []
     if name != before_name:
         found.append(RENAMED.violation(NAME, severity, "after", index, tool_call_id=call_id,
@@ -105,8 +104,25 @@ def _compare_call(after: Loaded, index: int, position: int, call_id: str, name: 
     return found
 
 
+class _AfterResults:
+    """(call id, content key) of after's tool messages with an id, gathered on first use: only
+    a result that before does not have under its own id asks (see `CallFacts`)."""
+
+    __slots__ = ("_pairs", "_views")
+
+    def __init__(self, views: Sequence[MessageView]) -> None:
+        self._views = views
+        self._pairs: set[tuple[str, ContentKey]] | None = None
+
+    def __contains__(self, pair: tuple[str, ContentKey]) -> bool:
+        if self._pairs is None:
+            self._pairs = {(view.tool_call_id, content_key(view.content)) for view in self._views
+                           if view.role == "tool" and view.tool_call_id}
+        return pair in self._pairs
+
+
 def _moved_result(own: str, key: ContentKey, kept: set[str], facts: CallFacts,
-                  after_results: set[tuple[str | None, ContentKey]]) -> str | None:
+                  after_results: _AfterResults) -> str | None:
     """The kept call whose result this after tool message (id `own`, content `key`) carries
     under another id, if any.
 
@@ -114,9 +130,9 @@ def _moved_result(own: str, key: ContentKey, kept: set[str], facts: CallFacts,
     has no result for `own` with this content (two calls that returned the same text keep
     theirs), and after has no result for X with this content (X's own result is still there).
     """
-    if (own, key) in facts.results:
+    if facts.has_result(own, key):
         return None
-    for call_id in facts.result_ids.get(key, ()):
+    for call_id in facts.result_ids(key):
         if call_id != own and call_id in kept and (call_id, key) not in after_results:
             return call_id
     return None

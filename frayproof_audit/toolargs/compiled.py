@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from frayproof_audit.toolargs.quick import Proof, prove_valid
 from frayproof_audit.toolargs.text import one_line
 
 if TYPE_CHECKING:
@@ -128,26 +129,33 @@ class CompiledTool:
     """`allowed` (additionalProperties true or a schema), `forbidden` (false) or `unset`."""
     required: tuple[str, ...]
     types: Mapping[str, tuple[str, ...]]
+    proof: Proof | None = None
+    """Proves a valid instance valid without jsonschema (`quick.prove_valid`); None when the
+    schema goes beyond what proofs cover, and then every call is validated by jsonschema."""
 
     def declares(self, key: str) -> bool:
         return key in self.properties or any(pattern.search(key) for pattern in self.patterns)
 
 
 def compile_tool(tool: ToolSchema) -> CompiledTool:
+    from jsonschema.validators import Draft202012Validator
+
     schema = tool.parameters
+    cls = _validator_class(schema)
     properties = schema.get("properties")
     properties = properties if isinstance(properties, Mapping) else {}
     additional = schema.get("additionalProperties", None)
     required = schema.get("required")
     return CompiledTool(
         name=tool.name,
-        validator=_validator_class(schema)(schema),
+        validator=cls(schema),
         properties=frozenset(properties),
         patterns=_patterns(schema),
         additional=UNSET if additional is None else FORBIDDEN if additional is False else ALLOWED,
         required=tuple(name for name in required if isinstance(name, str))
         if isinstance(required, list) else (),
         types={key: types for key, value in properties.items() if (types := _types(value))},
+        proof=prove_valid(schema, cls is Draft202012Validator),
     )
 
 

@@ -8,7 +8,7 @@ rule names are the contract's and the table's vocabulary.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 VALID_JSON = "valid_json"
@@ -81,6 +81,11 @@ class Policy:
     levels: tuple[tuple[str, str], ...]
     empty_arguments: str = DEFAULT_EMPTY_ARGUMENTS
     missing_arguments: str = DEFAULT_MISSING_ARGUMENTS
+    enabled: frozenset[str] = field(init=False, compare=False, repr=False)
+    """The rules not `off` (derived from `levels`): asked several times for every call judged."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "enabled", frozenset(name for name, level in self.levels if level != "off"))
 
     def level(self, rule: str) -> str:
         for name, level in self.levels:
@@ -89,7 +94,10 @@ class Policy:
         raise KeyError(rule)
 
     def on(self, rule: str) -> bool:
-        return self.level(rule) != "off"
+        if rule not in self.enabled:
+            self.level(rule)  # an unknown rule is a KeyError, as ever
+            return False
+        return True
 
 
 def default_level(rule: str, severity: str = "error") -> str:

@@ -59,18 +59,26 @@ def _judge(tools: ToolSet, name: str, arguments: Any, present: bool, policy: Pol
         return found
     if value is None:
         return found  # the arguments are not an object: the structural rules have nothing to read
+    if tool.proof is not None and tool.proof(value):
+        # Proven valid against the whole schema, so no required field is missing, no declared
+        # top-level type is wrong (the proof reads the same `required` and `type` as those two
+        # rules) and jsonschema would report nothing. Drift is not a schema error: still asked.
+        if policy.on(P.NO_SCHEMA_DRIFT):
+            found += _drift(tool, value, policy)
+        return found
     if policy.on(P.REQUIRED_FIELDS):
         found += [Problem(P.REQUIRED_FIELDS, P.CODE_REQUIRED, one_line(field, 80))
                   for field in tool.required if field not in value]
     typed: set[str] = set()
     if policy.on(P.ARG_TYPES):
-        for key in sorted(value):
-            declared = tool.types.get(key)
-            if declared and not any(matches(name, value[key]) for name in declared):
-                typed.add(key)
-                found.append(Problem(P.ARG_TYPES, P.CODE_TYPE, one_line(
-                    f"{key}: expected {' or '.join(declared)}, got {kind(value[key])} "
-                    f"{preview(value[key])}")))
+        types = tool.types
+        wrong = [key for key, item in value.items()
+                 if key in types and not any(matches(name, item) for name in types[key])]
+        for key in sorted(wrong):  # sorted only when there is something to report
+            typed.add(key)
+            found.append(Problem(P.ARG_TYPES, P.CODE_TYPE, one_line(
+                f"{key}: expected {' or '.join(types[key])}, got {kind(value[key])} "
+                f"{preview(value[key])}")))
     if policy.on(P.NO_SCHEMA_DRIFT):
         found += _drift(tool, value, policy)
     if policy.on(P.SCHEMA):
@@ -147,8 +155,8 @@ def _drift(tool: CompiledTool, value: dict[str, Any], policy: Policy) -> list[Pr
         return []
     if tool.additional == FORBIDDEN and policy.on(P.SCHEMA):
         return []
-    return [Problem(P.NO_SCHEMA_DRIFT, P.CODE_DRIFT, one_line(key, 80))
-            for key in sorted(value) if not tool.declares(key)]
+    undeclared = [key for key in value if not tool.declares(key)]
+    return [Problem(P.NO_SCHEMA_DRIFT, P.CODE_DRIFT, one_line(key, 80)) for key in sorted(undeclared)]
 
 
 def _schema(tool: CompiledTool, value: dict[str, Any], policy: Policy, typed: set[str]) -> list[Problem]:
