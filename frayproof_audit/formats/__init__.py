@@ -7,10 +7,16 @@ name; `get_format` turns the name into the module's `Format` value.
 from __future__ import annotations
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.anthropic import ANTHROPIC
+from frayproof_audit.formats.auto import AUTO
 from frayproof_audit.formats.base import Format, Origin
 from frayproof_audit.formats.openai import OPENAI
 
-FORMATS: dict[str, Format] = {OPENAI.name: OPENAI}
+FORMATS: dict[str, Format] = {
+    OPENAI.name: OPENAI,
+    ANTHROPIC.name: ANTHROPIC,
+    AUTO.name: AUTO,
+}
 FORMAT_NAMES = tuple(FORMATS)
 DEFAULT_FORMAT = OPENAI.name
 
