@@ -247,8 +247,11 @@ class _Reader:
             self.add({**fresh(), **result}, Origin(index, position))
         if results and not kept and not calls:
             return  # a turn of tool results only: no user message
-        neutral: dict[str, Any] = {**fresh(), "role": role,
-                                   "content": None if calls and not kept else kept}
+        # An assistant turn of calls only has null content, as in Chat; any other role keeps
+        # its (empty) block list, so structure does not call wire content null.
+        neutral: dict[str, Any] = {
+            **fresh(), "role": role,
+            "content": None if calls and not kept and role == "assistant" else kept}
         if calls:
             neutral["tool_calls"] = calls
             self.call_blocks[index] = tuple(call_positions)
