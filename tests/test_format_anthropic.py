@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frayproof_audit import InputError, check, validate
 from frayproof_audit.formats import get_format
@@ -219,3 +221,30 @@ def test_cli_reads_anthropic_wire(tmp_path: Path) -> None:
                                   expect=1).stdout
     bad = run_cli("validate", "--snapshot", path, "--input-format", "openai", expect=2)
     assert "array of message objects" in bad.stderr
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=4),
+                     st.sampled_from(["tool_use", "tool_result", "text", "user", "assistant",
+                                      "system", "tool", "thinking"]))
+_KEYS = st.sampled_from(["role", "content", "type", "id", "name", "input", "tool_use_id",
+                         "text", "system", "messages", "is_error", "tool_calls", "x"])
+_JSON = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(_KEYS, inner, max_size=5)), max_leaves=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(_JSON, max_size=5), st.dictionaries(_KEYS, _JSON, max_size=4)))
+def test_any_json_loads_or_is_an_input_error(value: Any) -> None:
+    """Hostile wire data (of the formats' containers): a `Loaded` whose neutral dicts are valid
+    Chat messages, or an `InputError`, never a crash."""
+    for name in ("anthropic", "auto"):
+        try:
+            loaded = get_format(name).load(json.loads(json.dumps(value)))
+        except InputError:
+            continue
+        assert len(loaded.views) == len(loaded.wire)
+        assert loaded.origins is None or len(loaded.origins) == len(loaded.wire)
+        for index in range(len(loaded)):
+            loaded.identity(index)
+            loaded.site("after", index)
+        validate(loaded.wire)  # the neutral dicts are valid Chat messages
