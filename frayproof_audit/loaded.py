@@ -50,7 +50,7 @@ class MessageView(NamedTuple):
 class Loaded:
     """A validated snapshot: neutral message dicts, a view per message, identities cached."""
 
-    __slots__ = ("_identities", "format", "notes", "origins", "views", "wire")
+    __slots__ = ("_identities", "format", "guessed", "notes", "origins", "views", "wire")
 
     def __init__(
         self,
@@ -66,6 +66,8 @@ class Loaded:
         self.format = fmt
         self.origins = origins
         self.notes = notes
+        self.guessed = False
+        """True when `auto` chose the format for want of evidence (both readings agree)."""
         """What the format normalised while reading (ids with surrounding spaces, ...), for a
         check to report; empty for `openai`."""
         self._identities: list[bytes | None] = (

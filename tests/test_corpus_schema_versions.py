@@ -21,7 +21,6 @@ from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset_reader import committed_files
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
-from frayproof_audit.formats import FORMATS
 from tests.helpers import REPO
 
 V1 = REPO / "tests" / "data" / "v1"
@@ -34,9 +33,11 @@ V1_AUDITS = {
                           {"max_record_bytes": 5000, "shard_bytes": 12000}),
 }
 RENAMED_REASONS = {
-    # deliberate: the format registry decides what a record's `format` may name
+    # deliberate: the record says anthropic but holds Chat Completions messages, which the
+    # anthropic format refuses rather than reading tool_calls as metadata
     "format 'anthropic' is not supported yet (only openai)":
-        f"format must be one of {', '.join(FORMATS)}, got 'anthropic'",
+        "before: messages[2].tool_calls is a Chat Completions field, not Anthropic: "
+        "read this snapshot as openai",
 }
 RUN_COUNTS = ("pairs", "passed", "failed", "input_errors", "shards", "mutants_caught",
               "mutants_survived", "mutants_skipped", "not_audited_records")

@@ -7,7 +7,6 @@ findings and mutant sites point at the turn-wise wire data.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,10 +39,9 @@ def turns_registered() -> Iterator[None]:
 
 
 def test_unknown_format_names_are_input_errors() -> None:
-    known = ", ".join(FORMATS)
-    with pytest.raises(InputError, match=re.escape(f"unknown input format 'gemini' (known: {known})")):
+    with pytest.raises(InputError, match=r"unknown input format 'gemini' \(known: openai, "):
         validate([user()], input_format="gemini")
-    with pytest.raises(InputError, match=r"format: must be (one of )?'openai'"):
+    with pytest.raises(InputError, match="format: must be one of 'openai', "):
         make_contract("format: turns\n")
 
 
@@ -140,7 +138,8 @@ def test_a_corpus_mixes_formats_record_by_record(tmp_path: Any) -> None:
     pairs = {row["pair_id"]: row for row in read_table(tmp_path / "out", "pairs").collect().to_dicts()}
     assert {name: (row["format"], row["status"]) for name, row in pairs.items()} == {
         "flat": ("openai", "fail"), "grouped": ("turns", "fail"), "unknown": ("gemini", "input_error")}
-    assert f"format must be one of {', '.join(FORMATS)}, got 'gemini'" in pairs["unknown"]["input_error"]
+    reason = pairs["unknown"]["input_error"]
+    assert "format must be one of openai, " in reason and "turns, got 'gemini'" in reason
     findings = read_table(tmp_path / "out", "findings").collect()
     by_pair = {pair_id: sorted(zip(group["code"], group["message_index"], strict=True))
                for (pair_id,), group in findings.group_by("pair_id")}

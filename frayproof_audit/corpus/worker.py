@@ -34,6 +34,7 @@ from frayproof_audit.corpus.tally import Tally
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format
+from frayproof_audit.formats.auto import pair_format
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded
 
@@ -262,7 +263,7 @@ class _Auditor:
             source=self.shard.source.path,
             source_row=raw.row,
             session_id=meta.session_id,
-            format=meta.format,
+            format=pair_format(before, after),  # the detected one under `auto`
             status=status,
             errors=report.errors,
             warnings=report.warnings,

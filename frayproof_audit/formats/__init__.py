@@ -7,6 +7,8 @@ name; `get_format` turns the name into the module's `Format` value.
 from __future__ import annotations
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.anthropic import ANTHROPIC
+from frayproof_audit.formats.auto import AUTO
 from frayproof_audit.formats.base import Format, Origin
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.formats.otel import OTEL_GENAI
@@ -14,6 +16,8 @@ from frayproof_audit.formats.responses import OPENAI_RESPONSES
 
 FORMATS: dict[str, Format] = {
     OPENAI.name: OPENAI,
+    ANTHROPIC.name: ANTHROPIC,
+    AUTO.name: AUTO,
     OPENAI_RESPONSES.name: OPENAI_RESPONSES,
     OTEL_GENAI.name: OTEL_GENAI,
 }
