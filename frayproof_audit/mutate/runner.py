@@ -30,7 +30,7 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
 from frayproof_audit.jsonio import MAX_DEPTH
 from frayproof_audit.model import Snapshot
-from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
+from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import (
     Candidate,
     Group,
@@ -314,18 +314,13 @@ def _fast_outcomes(
     after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups
 ) -> tuple[MutantOutcome, ...]:
     shared = SharedPair(after, contract, facts)
-    cache: dict[int, Mutant] = {}
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
         if not candidates:
             outcomes.append(_skip(name))
             continue
-        for group in dedupe(candidates, lambda c: shared.key(c, cache)):
-            mutant = cache.get(id(group.first))
-            if mutant is None:
-                mutant = shared.assemble(group.first.edit)[0]
+        for group, mutant in shared.distinct(candidates):
             outcomes.append(_outcome(group, shared.evaluate(group.first, mutant)))
-        cache.clear()
     return tuple(outcomes)
 
 
