@@ -148,3 +148,16 @@ def test_work_per_mutant_does_not_grow_with_the_record(contract: str) -> None:
     # exchanges) are a constant number of O(n) passes, i.e. O(1) per mutant on average.
     assert large_cost[0] <= 1.5 * small_cost[0] + 5
     assert large_cost[1] <= 1.5 * small_cost[1] + 5
+
+
+def test_huge_records_have_the_requested_length_and_the_benchmark_runs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import bench_mutate
+
+    for size in (3, 10, 57, 400):
+        session = huge_session(size)
+        assert len(session) == size and session[-1]["role"] == "user"
+    assert bench_mutate.main(["--huge", "150,300", "--budget", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "jobs 1" in out and "per-mutant cost 300 / 150 messages" in out
+    assert "skipped" in out and "us/mutant" in out
