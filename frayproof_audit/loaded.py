@@ -85,7 +85,10 @@ class Loaded:
         """Canonical identity of message `index` (spec §1.5), computed on first use."""
         found = self._identities[index]
         if found is None:
-            found = self.format.identity(self.wire[index])
+            # Kept as an exact-size copy: orjson's result holds on to its whole write buffer
+            # (about 4 KB even for a small message), which for a long snapshot whose every
+            # identity is cached (mutation) costs 4 KB per message.
+            found = bytes(memoryview(self.format.identity(self.wire[index])))
             self._identities[index] = found
         return found
 

@@ -37,6 +37,8 @@ def representable(messages: list[Message]) -> list[Message] | None:
       its calls would join the previous turn (`message` + `function_call` items are one turn),
       so its content becomes "" (a `message` item of its own, which starts a new turn).
     * Calls on a non-assistant message, or on a tool result: no spelling (None).
+    * A message-level key set to null (`"name": null`, as SDK dumps write): an item cannot
+      tell it from an absent key, which the Chat reading (and its dedupe) does; it goes.
     """
     out = copy.deepcopy(messages)
     for index, message in enumerate(out):
@@ -46,6 +48,8 @@ def representable(messages: list[Message]) -> list[Message] | None:
             return None
         for call in calls or ():
             call["type"] = "function"
+        for key in [k for k, v in message.items() if v is None and k not in ("content", "role")]:
+            del message[key]
         if role != "tool":
             message.pop("tool_call_id", None)
         refusal = message.get("refusal")

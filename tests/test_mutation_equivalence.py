@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Hashable
 from typing import Any
 
 import pytest
@@ -27,8 +26,8 @@ from hypothesis import strategies as st
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
-from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
-from frayproof_audit.mutate.operators import Candidate, dedupe, get_operator
+from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
+from frayproof_audit.mutate.operators import Candidate, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts, prepare_before
 from frayproof_audit.snapshot import Loaded, load_list
@@ -54,17 +53,11 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
     judged: Counter[str] = Counter()
     for name in OPERATORS:
         candidates = _candidates(name, after, contract, facts)
-        cache: dict[int, Mutant] = {}
-
-        def key(candidate: Candidate, cache: dict[int, Mutant] = cache) -> Hashable:
-            return shared.key(candidate, cache)
-
-        fast_groups = dedupe(candidates, key)
+        fast_groups = shared.distinct(candidates)
         slow = reference_mutants(after.wire, candidates)
-        assert [(g.sites, g.first.message_index) for g in fast_groups] == [
+        assert [(g.sites, g.first.message_index) for g, _ in fast_groups] == [
             (g.sites, g.first.message_index) for g, _ in slow], name
-        for group, (_, messages) in zip(fast_groups, slow, strict=True):
-            mutant = cache.get(id(group.first)) or shared.assemble(group.first.edit)[0]
+        for (group, mutant), (_, messages) in zip(fast_groups, slow, strict=True):
             assert mutant.loaded.wire == messages, name
             fast = shared.evaluate(group.first, mutant)
             full = check_loaded(before, load_list(messages), contract)

@@ -21,8 +21,8 @@ import yaml
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import OPERATORS, build_mutants
-from frayproof_audit.mutate.fastpath import Mutant, SharedPair
-from frayproof_audit.mutate.operators import OPERATOR_TABLE, dedupe, get_operator
+from frayproof_audit.mutate.fastpath import SharedPair
+from frayproof_audit.mutate.operators import OPERATOR_TABLE, get_operator
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
 from frayproof_audit.toolargs.schemas import ToolSchema
@@ -98,11 +98,9 @@ def _fast_mutants(operator: str, before_raw: list[Any], after_raw: list[Any],
     before, after = load_list(before_raw), load_list(after_raw)
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
-    cache: dict[int, Mutant] = {}
     candidates = get_operator(operator).find_sites(after, contract, facts)
     found = []
-    for group in dedupe(candidates, lambda c: shared.key(c, cache)):
-        mutant = cache.get(id(group.first)) or shared.assemble(group.first.edit)[0]
+    for group, mutant in shared.distinct(candidates):
         found.append((group.sites, group.first.message_index, mutant.loaded.wire))
     return found
 
@@ -171,8 +169,8 @@ def test_an_edit_that_declares_nothing_is_rechecked_by_every_check() -> None:
     try:
         for edit in (DeleteMessage(2), Opaque(DeleteMessage(2))):
             calls.clear()
-            mutant, _ = shared.assemble(edit)
-            report = shared.evaluator.evaluate(edit, mutant.loaded, mutant.fresh)
+            mutant = shared.shape(edit)
+            report = shared.evaluator.evaluate(edit, mutant)
             ran = set(calls)
             assert report.violations == check_loaded(before, mutant.loaded, contract).violations
             if isinstance(edit, Opaque):

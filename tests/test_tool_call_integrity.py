@@ -185,8 +185,8 @@ def test_an_arguments_edit_reruns_only_the_checks_that_read_arguments() -> None:
         object.__setattr__(registered, "find", _counting(registered.find, registered.name, ran))
     try:
         edit = SetArguments(1, 0, '{"days":3}')
-        mutant, _ = shared.assemble(edit)
-        report = shared.evaluator.evaluate(edit, mutant.loaded, mutant.fresh)
+        mutant = shared.shape(edit)
+        report = shared.evaluator.evaluate(edit, mutant)
     finally:
         for registered in CHECKS:
             object.__setattr__(registered, "find", originals[registered.name])

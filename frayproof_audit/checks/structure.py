@@ -8,6 +8,8 @@ Good: [system] [user] [assistant calls a, b] [tool b] [tool a] [assistant "done"
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition, OneOf
@@ -17,7 +19,7 @@ from frayproof_audit.report import Violation
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.snapshot import Loaded, MessageView
 
 NAME = "structure"
 SYSTEM_MESSAGES = "system_messages"
@@ -41,18 +43,31 @@ CALL_FUNC = Condition("ST-CALL-FUNC", "Tool call must be of type 'function' with
 def find(
     after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
 ) -> list[Violation]:
-    severity = settings.severity
     views = after.views
-    policy = settings.option(SYSTEM_MESSAGES)
     called = {call.id for view in views if view.role == "assistant" for call in view.calls if call.id}
-    leading = True
-    active: set[str] = set()
+    return scan(enumerate(views), settings.severity, settings.option(SYSTEM_MESSAGES), called)
+
+
+def scan(
+    indexed: Iterable[tuple[int, MessageView]],
+    severity: str,
+    policy: str,
+    called: AbstractSet[str],
+    *,
+    leading: bool = True,
+    active: AbstractSet[str] = frozenset(),
+) -> list[Violation]:
+    """The findings of the messages `indexed` (position, view), in order, given the state the
+    scan has on reaching the first of them: `called` (every call id of the snapshot), `leading`
+    (no non-instruction message yet) and `active` (the call ids of the current batch).
+    `find` scans the whole snapshot from the initial state; mutation scans a window of a
+    mutant from the original's state (`mutate.local`)."""
     found: list[Violation] = []
 
     def add(index: int, condition: Condition) -> None:
         found.append(condition.violation(NAME, severity, "after", index))
 
-    for index, view in enumerate(views):
+    for index, view in indexed:
         role = view.role
         if role not in ROLES:
             add(index, ROLE)

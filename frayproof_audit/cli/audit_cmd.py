@@ -21,6 +21,7 @@ from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
+    DEFAULT_MAX_MUTANTS_PER_PAIR,
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_SHARD_BYTES,
     FAIL_ON,
@@ -100,6 +101,10 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="Mutation-test every pair whose baseline passes.")
 @click.option("--operators", default=None, metavar="A,B",
               help="Comma-separated subset of mutation operators (default: all).")
+@click.option("--max-mutants-per-pair", "max_mutants", type=click.IntRange(min=0),
+              default=DEFAULT_MAX_MUTANTS_PER_PAIR, show_default=True, metavar="N",
+              help="Judge at most N mutation sites per pair, a deterministic uniform sample per "
+                   "operator; the rest are skipped entries with reason Budget (0: no budget).")
 @click.option("--max-record-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORD_BYTES,
               show_default=True, help="Longer records are input errors, never loaded.")
 @click.option("--shard-bytes", type=click.IntRange(min=1), default=DEFAULT_SHARD_BYTES,
@@ -129,6 +134,7 @@ def audit_command(
     config_file: str | None,
     mutate: bool,
     operators: str | None,
+    max_mutants: int,
     max_record_bytes: int,
     shard_bytes: int,
     fail_on: tuple[str, ...],
@@ -170,6 +176,7 @@ def audit_command(
             argv=("frayproof-audit", *sys.argv[1:]),
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
+            max_mutants_per_pair=max_mutants or None,
         )
         from frayproof_audit.corpus.run import new_run_id, run_audit  # heavy: only this command
         from frayproof_audit.corpus.store import LOGS_FOLDER

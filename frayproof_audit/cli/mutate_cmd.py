@@ -33,12 +33,16 @@ from frayproof_audit.render import render
 @format_option
 @click.option("--operators", "operators", default=None, metavar="A,B",
               help=f"Comma-separated operators to run (default all): {', '.join(OPERATORS)}.")
+@click.option("--max-mutants-per-pair", "max_mutants", type=click.IntRange(min=0), default=0,
+              metavar="N",
+              help="Judge at most N sites, a deterministic uniform sample per operator; the rest "
+                   "are skipped entries with reason Budget (default 0: every site).")
 @click.option("--verify", is_flag=True, default=False,
               help="Also recheck every mutant from scratch (slow) and fail loudly if the fast "
                    "path disagrees.")
 def mutate_command(input_path: str, target: str | None, after_path: str | None,
                    contract: str | None, input_format: str | None, output_format: str,
-                   operators: str | None, verify: bool) -> None:
+                   operators: str | None, max_mutants: int, verify: bool) -> None:
     """Corrupt the real output at every eligible site with the fault operators and report
     which corruptions the contract catches.
 
@@ -57,7 +61,8 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
         raise click.UsageError("Give exactly one of --target or --after.")
     request = MutateRequest(input=input_path, target=target, after=after_path,
                             contract=contract, operators=parse_operator_list(operators),
-                            verify=verify, input_format=input_format)
+                            verify=verify, input_format=input_format,
+                            max_mutants=max_mutants or None)
     try:
         report = run_request(request)
     except InputError as exc:

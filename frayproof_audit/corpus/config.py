@@ -43,6 +43,11 @@ DEFAULT_MAX_INPUT_ERROR_RATE = 0.5
 see the log it was pointed at (a wrong field map, gzip bytes in a `.jsonl`: all or most records
 bad), loose enough that the truncated last line of a live log, even one per small file, never
 trips it. Stricter nightly jobs set a lower rate, or `--fail-on input-errors` (any)."""
+DEFAULT_MAX_MUTANTS_PER_PAIR = 2000
+"""Mutation sites judged per pair at most (`mutate.budget`; None: all). Generous: a typical
+compacted session (tens to a few hundred messages, under ~1,000 sites) is judged in full, exactly
+as without a budget, while a record of hundreds of thousands of messages costs about a second and
+2,000 mutant rows instead of minutes and a million rows."""
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
@@ -213,6 +218,8 @@ class AuditConfig:
     """Input errors / records above this fail the run (None: never; `fail_on` input-errors: any)."""
     allow_engine_errors: bool = False
     """Records whose audit raised (a bug) do not fail the run; by default any one does."""
+    max_mutants_per_pair: int | None = DEFAULT_MAX_MUTANTS_PER_PAIR
+    """Mutation sites judged per pair at most, sampled (None: every site)."""
 
     def __post_init__(self) -> None:
         if not self.inputs:
@@ -236,6 +243,10 @@ class AuditConfig:
         rate = self.max_input_error_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-input-error-rate must be between 0 and 1")
+        budget = self.max_mutants_per_pair
+        if budget is not None and (type(budget) is not int or budget < 1):
+            raise ConfigError("--max-mutants-per-pair must be a positive integer (0 on the"
+                              " command line: no budget)")
         if self.operators is not None and not self.operators:
             raise ConfigError("--operators needs at least one operator name")
         if self.input_format is not None and self.input_format not in FORMATS:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.config import (
     DEFAULT_MAX_INPUT_ERROR_RATE,
+    DEFAULT_MAX_MUTANTS_PER_PAIR,
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_SHARD_BYTES,
     AuditConfig,
@@ -70,6 +71,7 @@ def audit(
     max_failure_rate: float | None = None,
     max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE,
     allow_engine_errors: bool = False,
+    max_mutants_per_pair: int | None = DEFAULT_MAX_MUTANTS_PER_PAIR,
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
     shard_bytes: int = DEFAULT_SHARD_BYTES,
     argv: Sequence[str] = (),
@@ -99,6 +101,7 @@ def audit(
         argv=tuple(argv),
         max_input_error_rate=max_input_error_rate,
         allow_engine_errors=allow_engine_errors,
+        max_mutants_per_pair=max_mutants_per_pair,
     )
     return run_audit(config, progress)
 
@@ -133,6 +136,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             max_record_bytes=config.max_record_bytes,
             staging_dir=str(stage.folder),
             inflight_dir=str(stage.inflight),
+            max_mutants=config.max_mutants_per_pair,
         )
         collector = _Collector(stage, shards, contract, run_id, progress, clock)
         _execute(shards, settings, config, collector)

@@ -123,6 +123,10 @@ class RunSummary:
     notes: tuple[str, ...] = ()
     """What the user should know about the run's inputs: skipped dataset folders, a field map
     that points where records keep nothing."""
+    budget_pairs: int = 0
+    """Pairs whose mutation sites exceeded the per-pair budget (`mutate.budget`)."""
+    budget_sites: int = 0
+    """Mutation sites the budget left unjudged (each such operator has one skipped entry)."""
 
     @classmethod
     def from_tally(
@@ -187,6 +191,8 @@ class RunSummary:
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
             notes=(*notes, *_missing_field_notes(tally)),
+            budget_pairs=tally.budget_pairs,
+            budget_sites=tally.budget_sites,
         )
 
     @property
@@ -289,6 +295,8 @@ class RunSummary:
                 "survived": self.mutants_survived,
                 "skipped": self.mutants_skipped,
                 "score": self.mutation_score,
+                "budget_pairs": self.budget_pairs,
+                "budget_sites_not_judged": self.budget_sites,
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
@@ -342,6 +350,9 @@ class RunSummary:
                 f" · skipped {self.mutants_skipped:,}"
                 + (f" · score {score:.1%}" if score is not None else "")
             )
+            if self.budget_pairs:
+                lines.append(f"  mutation budget: {self.budget_pairs:,} pair(s) over it,"
+                             f" {self.budget_sites:,} site(s) sampled out (skipped, reason Budget)")
         failing = [c for c in self.checks if c.failing_pairs][:TOP]
         worst = [c for c in self.compactors if c.failed][:TOP]
         width = max(

@@ -25,6 +25,10 @@ class Tally:
     mutants_caught: int = 0
     mutants_survived: int = 0
     mutants_skipped: int = 0
+    budget_pairs: int = 0
+    """Pairs with more mutation sites than the per-pair budget (some sites not judged)."""
+    budget_sites: int = 0
+    """Mutation sites the budget left unjudged, over all pairs."""
     checks: dict[str, list[int]] = field(default_factory=dict)
     """check → [findings, pairs_affected, failing_pairs]: findings of the check, pairs with any
     finding of it, pairs with an error finding of it (the names of `CheckLine` and `stats`)."""
@@ -79,6 +83,11 @@ class Tally:
             self.mutants_skipped += 1
             row[2] += 1
 
+    def count_budget(self, not_judged: int) -> None:
+        """A pair whose budget left `not_judged` sites out."""
+        self.budget_pairs += 1
+        self.budget_sites += not_judged
+
     def sample(self, reason: str) -> None:
         if len(self.samples) < MAX_SAMPLES:
             self.samples.append(reason)
@@ -97,6 +106,8 @@ class Tally:
         self.mutants_caught += other.mutants_caught
         self.mutants_survived += other.mutants_survived
         self.mutants_skipped += other.mutants_skipped
+        self.budget_pairs += other.budget_pairs
+        self.budget_sites += other.budget_sites
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)

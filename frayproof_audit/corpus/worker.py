@@ -56,6 +56,8 @@ class WorkerSettings:
     max_record_bytes: int
     staging_dir: str
     inflight_dir: str | None = None
+    max_mutants: int | None = None
+    """Mutation sites judged per pair at most (None: all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +278,8 @@ class _Auditor:
         outcome = None  # everything that can raise runs before the first row is added
         if self.mutate_pair is not None and report.passed:
             outcome = self.mutate_pair(
-                before, after, contract, self.settings.operators, baseline=report
+                before, after, contract, self.settings.operators, baseline=report,
+                max_mutants=self.settings.max_mutants,
             )
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
@@ -306,6 +309,9 @@ class _Auditor:
                 reason=mutant.reason,
             ))
             self.tally.count_mutant(mutant.operator, mutant.status)
+        not_judged = sum(mutant.budget_skipped for mutant in outcome.mutants)
+        if not_judged:
+            self.tally.count_budget(not_judged)
         applicable = outcome.caught + outcome.survived
         pair.update(
             mutants_applicable=applicable,

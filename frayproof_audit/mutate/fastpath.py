@@ -3,35 +3,37 @@
 frayproof deep-copies the whole output for every mutant, serializes it for dedupe, re-parses and
 re-validates every message and recomputes every identity. Here one `SharedPair` holds what all
 mutants of a pair share: the output's views, identities and per-message dedupe classes, and the
-before facts. A mutant is assembled from slices of those lists plus the few messages its edit
-changed, which alone are validated (by the snapshot's format) and hashed. The engine's own check functions
-then judge it; `incremental` decides which of them the edit can affect at all, and takes the
-others' findings from the original output. The fast path changes what is rebuilt and rerun,
-never how anything is judged.
+before facts. A mutant is a `Shape`: a layout of original ranges plus the few messages its edit
+changed, which alone are validated (by the snapshot's format) and hashed; it is assembled into
+a full snapshot only if some check must be rerun over all of it. The engine's own check
+functions then judge it; `incremental` decides which of them the edit can affect at all, and
+takes the others' findings from the original output (or reruns them on the few messages the
+edit can affect). The fast path changes what is rebuilt and rerun, never how anything is judged.
 
 Correctness rests on two facts. (1) Views and identities are pure functions of a message's
 value, so a message reused unchanged has the view and identity it had in the output.
-(2) The dedupe key of a mutant, the tuple of its messages' canonical-JSON classes, is equal for
-two mutants exactly when their whole-list sorted-key JSON is: a list's JSON is its elements'
-JSON joined in order, and canonical JSON is an injective encoding of a JSON value just as
-`json.dumps(sort_keys=True)` is. Outputs that share mutable objects between positions are not
-eligible (see `shares_mutable_objects`); the runner sends those down the deep-copy path.
+(2) Two mutants are merged exactly when their sequences of per-message canonical-JSON classes
+are equal, which is exactly when their whole-list sorted-key JSON is: a list's JSON is its
+elements' JSON joined in order, and canonical JSON is an injective encoding of a JSON value just
+as `json.dumps(sort_keys=True)` is. A hash of the sequence only picks which groups to compare
+(`SharedPair.distinct`). Outputs that share mutable objects between positions are not eligible
+(see `shares_mutable_objects`); the runner sends those down the deep-copy path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Sequence
 from typing import Any
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.jsonio import canonical
 from frayproof_audit.model import editable_parts
 from frayproof_audit.mutate.edits import Edit
-from frayproof_audit.mutate.incremental import Fresh, IncrementalEvaluator
-from frayproof_audit.mutate.operators import Candidate
+from frayproof_audit.mutate.incremental import IncrementalEvaluator
+from frayproof_audit.mutate.operators import Candidate, Group
+from frayproof_audit.mutate.shape import Original, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, MessageView
+from frayproof_audit.snapshot import Loaded
 
 
 def shares_mutable_objects(wire: list[Any]) -> bool:
@@ -54,85 +56,56 @@ def shares_mutable_objects(wire: list[Any]) -> bool:
     return len(seen) != count
 
 
-class Mutant:
-    """An assembled mutant: its snapshot (mostly reused parts) and its new messages."""
-
-    __slots__ = ("fresh", "loaded")
-
-    def __init__(self, loaded: Loaded, fresh: Fresh) -> None:
-        self.loaded = loaded
-        self.fresh = fresh
-
-
 class SharedPair:
     """What every mutant of one (before, output, contract) shares; built once per pair."""
 
-    __slots__ = ("_classes", "_interned", "evaluator", "format", "identities", "views", "wire")
+    __slots__ = ("evaluator", "original")
 
     def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
-        self.wire = after.wire
-        self.format = after.format
-        self.views = after.views
         if _needs_identities(contract, facts):
-            self.identities: list[bytes | None] = [after.identity(i) for i in range(len(after))]
+            identities: list[bytes | None] = [after.identity(i) for i in range(len(after))]
         else:
-            self.identities = [after.known_identity(i) for i in range(len(after))]
-        self.evaluator = IncrementalEvaluator(after, contract, facts)
-        self._classes: list[int] | None = None
-        self._interned: dict[bytes, int] = {}
+            identities = [after.known_identity(i) for i in range(len(after))]
+        self.original = Original(after.wire, after.views, after.format, identities)
+        self.evaluator = IncrementalEvaluator(after, contract, facts, self.original)
 
-    def _class_of(self, message: dict[str, Any]) -> int:
-        data = canonical(message)
-        found = self._interned.get(data)
-        if found is None:
-            found = self._interned[data] = len(self._interned)
-        return found
+    def shape(self, edit: Edit) -> Shape:
+        """The mutant of `edit` as a layout over the original (nothing copied yet)."""
+        return Shape(self.original, edit.segments(self.original.wire))
 
-    def classes(self) -> list[int]:
-        """Per original message: a small int, equal for messages with equal canonical JSON."""
-        if self._classes is None:
-            self._classes = [self._class_of(message) for message in self.wire]
-        return self._classes
+    def evaluate(self, candidate: Candidate, mutant: Shape) -> Report:
+        return self.evaluator.evaluate(candidate.edit, mutant)
 
-    def assemble(self, edit: Edit, keyed: bool = False) -> tuple[Mutant, tuple[int, ...]]:
-        """Build the mutant from slices of the original and its few new messages; with
-        `keyed`, also its dedupe key (else an empty tuple)."""
-        wire, views, identities = self.wire, self.views, self.identities
-        classes = self.classes() if keyed else None
-        new_wire: list[dict[str, Any]] = []
-        new_views: list[MessageView] = []
-        new_ids: list[bytes | None] = []
-        key: list[int] = []
-        fresh: Fresh = []
-        for segment in edit.segments(wire):
-            if type(segment) is tuple:
-                start, stop = segment
-                if start < stop:
-                    new_wire += wire[start:stop]
-                    new_views += views[start:stop]
-                    new_ids += identities[start:stop]
-                    if classes is not None:
-                        key += classes[start:stop]
+    def distinct(self, candidates: Sequence[Candidate]) -> list[tuple[Group, Shape]]:
+        """Merge candidates whose mutants are equal lists, first one first (as `dedupe`).
+
+        Mutants are bucketed by (length, hash of the class sequence), computed from the pieces
+        alone; a candidate joins a group only after its full class sequence equals the group's,
+        so a hash collision can only cost time, never merge two different mutants. Within one
+        operator, equal class sequences are rare (they need identical neighbouring messages),
+        so the full comparison almost never runs.
+        """
+        if len(candidates) == 1:
+            only = candidates[0]
+            return [(Group(only, (only.site,)), self.shape(only.edit))]
+        groups: list[tuple[Group, Shape]] = []
+        full: dict[int, list[int]] = {}
+        buckets: dict[tuple[int, int], list[int]] = {}
+        for candidate in candidates:
+            mutant = self.shape(candidate.edit)
+            bucket = buckets.setdefault((mutant.length, mutant.class_hash()), [])
+            for number in bucket:
+                group, first = groups[number]
+                known = full.get(number)
+                if known is None:
+                    known = full[number] = first.classes()
+                if known == mutant.classes():
+                    groups[number] = (Group(group.first, (*group.sites, candidate.site)), first)
+                    break
             else:
-                assert isinstance(segment, list)
-                made = self.format.views(segment)
-                fresh += zip(range(len(new_wire), len(new_wire) + len(segment)), segment, made,
-                             strict=True)
-                new_wire += segment
-                new_views += made
-                new_ids += [None] * len(segment)
-                if classes is not None:
-                    key += [self._class_of(message) for message in segment]
-        return Mutant(Loaded(new_wire, new_views, self.format, new_ids), fresh), tuple(key)
-
-    def evaluate(self, candidate: Candidate, mutant: Mutant) -> Report:
-        return self.evaluator.evaluate(candidate.edit, mutant.loaded, mutant.fresh)
-
-    def key(self, candidate: Candidate, cache: dict[int, Mutant]) -> Hashable:
-        """Dedupe key of a candidate's mutant; the mutant is kept in `cache` for evaluation."""
-        mutant, key = self.assemble(candidate.edit, keyed=True)
-        cache[id(candidate)] = mutant
-        return key
+                bucket.append(len(groups))
+                groups.append((Group(candidate, (candidate.site,)), mutant))
+        return groups
 
 
 def _needs_identities(contract: Contract, facts: BeforeFacts) -> bool:

@@ -41,12 +41,19 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   M's are those of its new messages. Latest/exchange findings depend only on M's *skeleton*:
   each message mapped to its identity if that identity is an *anchor* (it occurs in a retained
   before exchange, or is the before's latest user message), else to U (a user message) or O
-  (anything else), with every run of O collapsed to one O. Blocks consist of anchors only, so a
-  match never spans an O, and collapsing O runs preserves the order of all other positions,
-  hence every block search, the cursor and the latest-user comparison. An edit that leaves the
-  collapsed skeleton unchanged leaves these findings (which point into before) unchanged:
-  changing a message without changing its symbol, deleting an O next to another O, swapping two
-  O messages, or moving an O next to another O to behind a final O.
+  (anything else), with every maximal run of non-anchor symbols collapsed to one symbol that
+  says only whether the run holds a U. Blocks consist of anchors only, so a match never spans a
+  run, and collapsing preserves the order of the anchors, hence every block search and the
+  cursor; the latest user message is the last anchor user or lies in the last run holding a U
+  (whose identity is no anchor, so it never equals the latest one), which the collapsed form
+  also tells. An edit that leaves the collapsed skeleton unchanged leaves these findings (which
+  point into before) unchanged: changing a message without changing its symbol; deleting,
+  swapping or moving to behind a final run non-anchor messages, so long as no run empties (its
+  anchors would meet) and no run gains or loses its only U messages.
+- Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
+  unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
+  messages the edit can affect (its docstring states why that is all of the mutant's findings).
+  Everything else is rerun over the whole mutant, which is then assembled.
 """
 
 from __future__ import annotations
@@ -55,20 +62,30 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from frayproof_audit.checks import CHECKS, pinned_content, retention, structure, tool_pairs, unique_ids
+from frayproof_audit.checks import (
+    CHECKS,
+    format_notes,
+    pinned_content,
+    retention,
+    structure,
+    tool_arguments,
+    tool_pairs,
+    unique_ids,
+)
 from frayproof_audit.checks.base import Check, CheckSettings
 from frayproof_audit.contract import Contract
 from frayproof_audit.model import INSTRUCTION_ROLES, has_content, text_parts
 from frayproof_audit.mutate.edits import Edit, Effects
+from frayproof_audit.mutate.local import LocalFacts
+from frayproof_audit.mutate.shape import Fresh, Original, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report, Violation
 from frayproof_audit.snapshot import Loaded, MessageView
 
-Fresh = list[tuple[int, dict[str, Any], MessageView]]
-"""The new messages of a mutant: (position in the mutant, neutral message dict, view)."""
-
 _PINS, _RETENTION = pinned_content.CHECK, retention.CHECK
 _STRUCTURE, _PAIRS, _IDS = structure.CHECK, tool_pairs.CHECK, unique_ids.CHECK
+_ARGUMENTS = tool_arguments.CHECK
+_NOTES = format_notes.CHECK
 _PAIR_ROLES = frozenset({"assistant", "tool"})
 _VIEW_ONLY = (_STRUCTURE, _PAIRS, _IDS)
 
@@ -76,7 +93,8 @@ _VIEW_ONLY = (_STRUCTURE, _PAIRS, _IDS)
 class IncrementalEvaluator:
     """Per-pair knowledge of the original output's findings, and the per-mutant decisions."""
 
-    def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
+    def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts,
+                 original: Original | None = None) -> None:
         self.after = after
         self.contract = contract
         self.facts = facts
@@ -95,6 +113,14 @@ class IncrementalEvaluator:
         )
         self.allow_pending = bool(contract.option(_PAIRS.key, tool_pairs.ALLOW_PENDING))
         self.policy = contract.option(_STRUCTURE.key, structure.SYSTEM_MESSAGES)
+        if original is None:
+            original = Original(after.wire, after.views, after.format,
+                                [after.known_identity(i) for i in range(len(after))])
+        self.local = LocalFacts(original)
+        self.noteless = Loaded([], [], after.format)
+        """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
+        built from neutral messages, not read from wire data), so the check sees only the
+        before snapshot's notes, exactly as on the fully built mutant."""
         self._prepare_pins(after)
         self._prepare_retention(after)
 
@@ -141,11 +167,25 @@ class IncrementalEvaluator:
             anchors.add(facts.latest_user[1])
         self.anchors = anchors
         self.skeleton: list[int | bytes] = []
+        self.run_of: list[int] = []
+        self.run_sizes: list[int] = []
+        self.run_users: list[int] = []
         if self.has_positional:
             for index, view in enumerate(after.views):
                 identity = after.identity(index)
-                self.skeleton.append(identity if identity in anchors
-                                     else _USER if view.role == "user" else _OTHER)
+                symbol = (identity if identity in anchors
+                          else _USER if view.role == "user" else _OTHER)
+                self.skeleton.append(symbol)
+                if type(symbol) is bytes:
+                    self.run_of.append(-1)
+                    continue
+                if not self.run_of or self.run_of[-1] < 0:
+                    self.run_sizes.append(0)
+                    self.run_users.append(0)
+                run = len(self.run_sizes) - 1
+                self.run_of.append(run)
+                self.run_sizes[run] += 1
+                self.run_users[run] += symbol == _USER
 
     def _positional(self, loaded: Loaded) -> list[Violation]:
         if not self.has_positional:
@@ -154,16 +194,29 @@ class IncrementalEvaluator:
 
     # ------------------------------------------------------------------ per mutant
 
-    def evaluate(self, edit: Edit, loaded: Loaded, fresh: Fresh) -> Report:
+    def evaluate(self, edit: Edit, mutant: Shape) -> Report:
+        """The mutant's report; the whole mutant is assembled only if some check needs it."""
         effects = edit.effects()
+        fresh = mutant.fresh
         found: list[Violation] = []
         for check, settings in self.enabled:
             if check is _RETENTION and self.split_retention and effects.declared:
-                found += self._retention(effects, loaded, fresh)
+                found += self._retention(effects, mutant)
             elif effects.declared and self._unchanged(check, effects, fresh):
                 found += self.original[check.name]
+            elif effects.declared and (check is _PAIRS or check is _IDS) and not self.original[check.name]:
+                found += self.local.id_local(check, effects, mutant, self.contract, self.facts,
+                                             settings, with_tail=check is _PAIRS)
+            elif check is _NOTES:
+                found += check.find(self.noteless, self.contract, self.facts, settings)
+            elif effects.declared and check is _ARGUMENTS and not self.original[check.name]:
+                found += self.local.per_message(check, mutant, self.contract, self.facts, settings)
+            elif (check is _STRUCTURE and effects.swapped is not None and not self.original[check.name]
+                  and effects == Effects(swapped=effects.swapped)
+                  and effects.swapped[0] < effects.swapped[1]):
+                found += self.local.swap_window(*effects.swapped, mutant, settings)
             else:
-                found += check.find(loaded, self.contract, self.facts, settings)
+                found += check.find(mutant.loaded, self.contract, self.facts, settings)
         return Report(tuple(found))
 
     def _unchanged(self, check: Check, effects: Effects, fresh: Fresh) -> bool:
@@ -252,20 +305,21 @@ class IncrementalEvaluator:
             or any(self._pin_relevant(view) for _, _, view in fresh)
         )
 
-    def _retention(self, effects: Effects, loaded: Loaded, fresh: Fresh) -> list[Violation]:
+    def _retention(self, effects: Effects, mutant: Shape) -> list[Violation]:
         settings = self.retention_settings
+        fresh = mutant.fresh
         if self._keeps_skeleton(effects, fresh):
             found = list(self.original_positional)
         else:
-            found = self._positional(loaded)
+            found = self._positional(mutant.loaded)
         if not self.results_clean:
-            return found + _RETENTION.find(loaded, self.contract, self.result_facts, settings)
+            return found + _RETENTION.find(mutant.loaded, self.contract, self.result_facts, settings)
         if self.facts.results is None:
             return found
         new_results = [(p, message, view) for p, message, view in fresh if view.role == "tool"]
         if new_results:
             small = Loaded([message for _, message, _ in new_results],
-                           [view for _, _, view in new_results], loaded.format)
+                           [view for _, _, view in new_results], mutant.original.format)
             for violation in _RETENTION.find(small, self.contract, self.result_facts, settings):
                 assert violation.message_index is not None
                 found.append(replace(violation, message_index=new_results[violation.message_index][0]))
@@ -276,25 +330,41 @@ class IncrementalEvaluator:
         if not self.has_positional:
             return True
         symbols = self.skeleton
-        if effects.deleted:
-            return (len(effects.deleted) == 1 and not (effects.rewritten or effects.permutes)
-                    and self._lone_removable(effects.deleted[0]))
-        if effects.rewritten and not (effects.moved_to_end or effects.swapped):
+        if effects.rewritten:
             # In-place rewrites keep positions: each new message replaces the one at its index.
-            return all(self._symbol(message, view) == symbols[position]
-                       for position, message, view in fresh)
-        if effects.swapped is not None and not effects.moved_to_end:
+            return not (effects.deleted or effects.moved_to_end or effects.swapped) and all(
+                self._symbol(message, view) == symbols[position] for position, message, view in fresh)
+        run_of = self.run_of
+        sizes: Counter[int] = Counter()  # run -> change in its size
+        users: Counter[int] = Counter()  # run -> change in its number of user messages
+        if effects.swapped is not None:
+            if effects.deleted or effects.moved_to_end:
+                return False
             first, second = effects.swapped
-            return symbols[first] == symbols[second] == _OTHER
-        if len(effects.moved_to_end) == 1 and effects.swapped is None:
-            return self._lone_removable(effects.moved_to_end[0]) and symbols[-1] == _OTHER
-        return False
-
-    def _lone_removable(self, index: int) -> bool:
-        symbols = self.skeleton
-        return symbols[index] == _OTHER and (
-            (index > 0 and symbols[index - 1] == _OTHER)
-            or (index + 1 < len(symbols) and symbols[index + 1] == _OTHER))
+            if run_of[first] < 0 or run_of[second] < 0:
+                return False  # an anchor moves
+            users[run_of[first]] += (symbols[second] == _USER) - (symbols[first] == _USER)
+            users[run_of[second]] += (symbols[first] == _USER) - (symbols[second] == _USER)
+        elif effects.moved_to_end:
+            if effects.deleted or len(effects.moved_to_end) != 1:
+                return False
+            moved, last = effects.moved_to_end[0], run_of[-1]
+            if run_of[moved] < 0 or last < 0:
+                return False  # an anchor moves, or the moved message starts a new run at the end
+            sizes[run_of[moved]] -= 1
+            users[run_of[moved]] -= symbols[moved] == _USER
+            sizes[last] += 1
+            users[last] += symbols[moved] == _USER
+        for index in effects.deleted:
+            if run_of[index] < 0:
+                return False  # an anchor goes
+            sizes[run_of[index]] -= 1
+            users[run_of[index]] -= symbols[index] == _USER
+        for run in sizes.keys() | users.keys():
+            size, count = self.run_sizes[run], self.run_users[run]
+            if size + sizes[run] < 1 or (count > 0) != (count + users[run] > 0):
+                return False  # a run vanishes (anchors meet), or gains or loses its only users
+        return True
 
     def _symbol(self, message: dict[str, Any], view: MessageView) -> int | bytes:
         identity = self.after.format.identity(message)

@@ -43,6 +43,9 @@ class MutantOutcome:
     reason: str
     caught_by: tuple[str, ...] = ()
     report: Report | None = None
+    budget_skipped: int = 0
+    """For the skip entry of an operator the budget cut short: its sites not judged (the corpus
+    tally counts them; not part of the JSON, whose `reason` says it)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -30,7 +30,8 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
 from frayproof_audit.jsonio import MAX_DEPTH
 from frayproof_audit.model import Snapshot
-from frayproof_audit.mutate.fastpath import Mutant, SharedPair, shares_mutable_objects
+from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
+from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import (
     Candidate,
     Group,
@@ -97,14 +98,16 @@ def run_mutations(
     operators: Sequence[str] | None = None,
     verify: bool = False,
     input_format: FormatLike = None,
+    max_mutants: int | None = None,
 ) -> MutationReport:
     """Mutation-test `contract` on one output: the target's (run once) or a logged `after`.
 
-    Input and output are read in `input_format`, else the contract's `format`. Raises
+    Input and output are read in `input_format`, else the contract's `format`. `max_mutants`
+    is the per-pair site budget (`mutate.budget`; None: judge every site). Raises
     `InputError` for bad input, a bad contract, a failing or async target (use
     `run_mutations_async`) and an output that is not a valid message list.
     """
-    job = _prepare(input, target, contract, after, operators, input_format)
+    job = _prepare(input, target, contract, after, operators, input_format, max_mutants)
     if target is None:
         raw, loaded = _load_after(after, job.format)
     else:
@@ -129,9 +132,10 @@ async def run_mutations_async(
     operators: Sequence[str] | None = None,
     verify: bool = False,
     input_format: FormatLike = None,
+    max_mutants: int | None = None,
 ) -> MutationReport:
     """`run_mutations` for async targets (sync targets are accepted too)."""
-    job = _prepare(input, target, contract, after, operators, input_format)
+    job = _prepare(input, target, contract, after, operators, input_format, max_mutants)
     if target is None:
         raw, loaded = _load_after(after, job.format)
     else:
@@ -153,18 +157,21 @@ def mutate_pair(
     baseline: Report | None = None,
     *,
     verify: bool = False,
+    max_mutants: int | None = None,
 ) -> MutationReport:
     """Mutation-test one loaded pair; `after.wire` is the raw output and is never modified.
 
     `after.wire` must hold plain JSON values, as a JSON parser returns them. Pass `baseline`
     when `check_loaded(before, after, contract)` was already computed. `verify=True` also
     rechecks every mutant from scratch and raises `FastPathMismatch` on any difference.
+    `max_mutants` judges at most that many sites, sampled (`mutate.budget`); None: all.
     """
+    budget = check_budget(max_mutants)
     chosen = select_operators(operators, contract)
     facts = prepare_before(before, contract)
     if baseline is None:
         baseline = localize(evaluate(after, contract, facts), after, before)
-    return _mutate(after.wire, after, contract, facts, baseline, chosen, verify)
+    return _mutate(after.wire, after, contract, facts, baseline, chosen, verify, budget)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,26 +214,29 @@ class _Job:
     operators: tuple[str, ...]
     facts: BeforeFacts
     format: Format
+    budget: int | None = None
 
     def run(self, raw: list[Any], after: Loaded, verify: bool) -> MutationReport:
         baseline = localize(evaluate(after, self.contract, self.facts), after, self.input.before)
-        return _mutate(raw, after, self.contract, self.facts, baseline, self.operators, verify)
+        return _mutate(raw, after, self.contract, self.facts, baseline, self.operators, verify,
+                       self.budget)
 
 
 def _prepare(
     source: Any, target: Target | None, contract: Any, after: Any, operators: Sequence[str] | None,
-    input_format: FormatLike,
+    input_format: FormatLike, max_mutants: int | None = None,
 ) -> _Job:
     if (target is None) == (after is None):
         raise InputError("Give exactly one of a target to run or a logged after snapshot")
     if isinstance(source, Snapshot):
         raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
     select_operators(operators)  # unknown operator names are reported before the contract's problems
+    budget = check_budget(max_mutants)
     resolved = load_contract(contract)
     chosen = select_operators(operators, resolved)
     fmt = resolve_format(input_format or resolved.format)
     prepared = load_mutation_input(source, fmt)
-    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt)
+    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt, budget)
 
 
 def _failed(exc: Exception) -> InputError:
@@ -290,58 +300,57 @@ def load_plain(messages: list[Any], fmt: FormatLike = None) -> Loaded:
 
 def _mutate(
     raw: list[Any], after: Loaded, contract: Contract, facts: BeforeFacts,
-    baseline: Report, chosen: tuple[str, ...], verify: bool,
+    baseline: Report, chosen: tuple[str, ...], verify: bool, budget: int | None = None,
 ) -> MutationReport:
     if not baseline.passed:
         return MutationReport(baseline)
-    groups = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
+    found = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
+    groups, left = apply_budget(found, budget, raw)
     fast_ok = not shares_mutable_objects(raw)
     if verify or not fast_ok:
         reference = MutationReport(
-            baseline, _reference_outcomes(raw, after.format, contract, facts, groups))
+            baseline, _reference_outcomes(raw, after.format, contract, facts, groups, left))
         if verify and fast_ok:
-            fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups))
+            fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left))
             if fast != reference:
                 raise FastPathMismatch(_first_difference(fast, reference))
         return reference
-    return MutationReport(baseline, _fast_outcomes(after, contract, facts, groups))
+    return MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left))
 
 
 Groups = list[tuple[str, list[Candidate]]]
 
 
 def _fast_outcomes(
-    after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups
+    after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups, left: dict[str, Left]
 ) -> tuple[MutantOutcome, ...]:
     shared = SharedPair(after, contract, facts)
-    cache: dict[int, Mutant] = {}
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
-        if not candidates:
+        if not candidates and name not in left:
             outcomes.append(_skip(name))
-            continue
-        for group in dedupe(candidates, lambda c: shared.key(c, cache)):
-            mutant = cache.get(id(group.first))
-            if mutant is None:
-                mutant = shared.assemble(group.first.edit)[0]
+        for group, mutant in shared.distinct(candidates) if candidates else ():
             outcomes.append(_outcome(group, shared.evaluate(group.first, mutant)))
-        cache.clear()
+        if name in left:
+            outcomes.append(_budget_skip(left[name]))
     return tuple(outcomes)
 
 
 def _reference_outcomes(
-    raw: list[Any], fmt: Format, contract: Contract, facts: BeforeFacts, groups: Groups
+    raw: list[Any], fmt: Format, contract: Contract, facts: BeforeFacts, groups: Groups,
+    left: dict[str, Left],
 ) -> tuple[MutantOutcome, ...]:
     """frayproof's way: every mutant (a deep copy, neutral message dicts) validated afresh by
     the format and judged by every enabled check from scratch, against the same before facts."""
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
-        if not candidates:
+        if not candidates and name not in left:
             outcomes.append(_skip(name))
-            continue
-        for group, mutant in reference_mutants(raw, candidates):
+        for group, mutant in reference_mutants(raw, candidates) if candidates else ():
             loaded = Loaded(mutant, fmt.views(mutant), fmt)
             outcomes.append(_outcome(group, evaluate(loaded, contract, facts)))
+        if name in left:
+            outcomes.append(_budget_skip(left[name]))
     return tuple(outcomes)
 
 
@@ -372,6 +381,12 @@ def reference_mutants(
 def _skip(name: str) -> MutantOutcome:
     reason = get_operator(name).skip_reason
     return MutantOutcome(name, reason, SKIPPED, None, (), reason)
+
+
+def _budget_skip(left: Left) -> MutantOutcome:
+    label = get_operator(left.operator).label
+    return MutantOutcome(left.operator, label, SKIPPED, None, (), left.reason,
+                         budget_skipped=left.not_judged)
 
 
 def _outcome(group: Group, report: Report) -> MutantOutcome:

@@ -107,6 +107,8 @@ class MutateRequest:
     verify: bool = False
     input_format: str | None = None
     """Overrides the contract's `format` for the input and the output."""
+    max_mutants: int | None = None
+    """Sites judged at most, sampled (`mutate.budget`); None: every site."""
 
 
 def run_request(request: MutateRequest) -> MutationReport:
@@ -124,11 +126,13 @@ def run_request(request: MutateRequest) -> MutationReport:
     prepared = load_mutation_input(request.input, fmt)
     if spec is None:
         return run_mutations(prepared, contract=contract, after=request.after,
-                             operators=operators, verify=request.verify, input_format=fmt)
+                             operators=operators, verify=request.verify, input_format=fmt,
+                             max_mutants=request.max_mutants)
     with imported_target(spec) as function:
         if inspect.iscoroutinefunction(function):
             return asyncio.run(run_mutations_async(
                 prepared, function, contract, operators=operators, verify=request.verify,
-                input_format=fmt))
+                input_format=fmt, max_mutants=request.max_mutants))
         return run_mutations(prepared, function, contract, operators=operators,
-                             verify=request.verify, input_format=fmt)
+                             verify=request.verify, input_format=fmt,
+                             max_mutants=request.max_mutants)

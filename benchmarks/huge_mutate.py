@@ -1,0 +1,149 @@
+"""Mutation cost on one huge record: does it stay linear in the record's length?
+
+`bench_mutate --huge N,N,...` generates, per size, one pair of N messages of tool-call exchanges
+(user, assistant with 1-3 parallel calls, their results, an assistant answer; small realistic
+contents) whose output keeps everything (so the baseline passes and every site is judged), and
+times `mutate_pair` end to end (bytes -> report) in a fresh subprocess per size, so each size's
+peak RSS (`ru_maxrss`) is its own. Each size runs once as warm-up (small sizes) or not at all
+(the run itself is the measurement for sizes where a warm-up would double a long run), then
+best of `--repeat`. Mutation runs in one process: the effective number of jobs is 1.
+
+The per-mutant cost ratio of the largest size to the smallest is the linearity figure: about 1
+when the total cost grows linearly with the record (issue #9: the 16k-message record in at most
+10 s and 300 MB).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+MINIMAL_CONTRACT = "version: 1\n"
+CONTRACTS = {
+    "audit": (REPO / "examples" / "audit_contract.yaml").read_text(encoding="utf-8"),
+    "minimal": MINIMAL_CONTRACT,
+}
+TARGET_SECONDS = {16_000: 10.0}
+TARGET_MB = {16_000: 300.0}
+TOOLS = ("read_file", "grep", "run_tests", "list_dir", "git_diff")
+WORDS = ("the", "build", "fails", "on", "module", "parser", "check", "why", "fix", "tests",
+         "config", "value", "returns", "null", "after", "update", "line", "error")
+
+
+def _text(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+
+
+def huge_session(n_messages: int, seed: int = 1) -> list[dict[str, Any]]:
+    """Exactly `n_messages` messages: a system prompt, then closed tool-call exchanges, ending
+    with a user request (the last exchange is cut short to hit the length)."""
+    rng = random.Random(seed)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a coding agent."}]
+    serial = 0
+    while len(messages) < n_messages - 1:
+        messages.append({"role": "user", "content": _text(rng, 4, 14)})
+        calls = []
+        for _ in range(rng.randint(1, 3)):
+            serial += 1
+            arguments = json.dumps({"path": f"src/{rng.choice(WORDS)}_{serial}.py"})
+            calls.append({"id": f"call_{serial:08x}", "type": "function",
+                          "function": {"name": rng.choice(TOOLS), "arguments": arguments}})
+        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        for call in calls:
+            messages.append({"role": "tool", "tool_call_id": call["id"],
+                             "content": _text(rng, 8, 40)})
+        messages.append({"role": "assistant", "content": _text(rng, 6, 20)})
+    del messages[n_messages - 1:]
+    while messages[-1]["role"] == "tool" or (messages[-1]["role"] == "assistant"
+                                              and messages[-1].get("tool_calls")):
+        messages.pop()  # never leave a batch cut in half
+    while len(messages) < n_messages:
+        messages.append({"role": "user", "content": _text(rng, 4, 14)})
+    return messages
+
+
+CHILD = r"""
+import json, resource, sys, time
+import orjson
+from frayproof_audit.contract import parse_contract
+from frayproof_audit.mutate import mutate_pair
+from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes
+sys.path.insert(0, sys.argv[1])
+from benchmarks.huge_mutate import huge_session
+size, contract_text, repeat, warm = int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
+budget = None if sys.argv[6] == "none" else int(sys.argv[6])
+contract = parse_contract(contract_text, "<contract>")
+blob = orjson.dumps(huge_session(size))
+kwargs = {} if budget is None else {"max_mutants": budget}
+def once():
+    start = time.perf_counter()
+    report = mutate_pair(load_wire(parse_snapshot_bytes(blob)), load_wire(parse_snapshot_bytes(blob)),
+                         contract, **kwargs)
+    return time.perf_counter() - start, report
+if warm:
+    once()
+best, report = min((once() for _ in range(repeat)), key=lambda pair: pair[0])
+assert report.baseline.passed
+print(json.dumps({"seconds": best, "judged": report.caught + report.survived,
+                  "caught": report.caught, "survived": report.survived, "skipped": report.skipped,
+                  "bytes": len(blob), "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(size: int, contract_text: str, repeat: int, budget: int | None = None,
+            timeout: float = 900.0) -> dict[str, Any] | str:
+    """One size in its own interpreter: best seconds, judged mutants, peak RSS in MB."""
+    warm = size <= 4_000
+    args = [sys.executable, "-c", CHILD, str(REPO), str(size), contract_text, str(repeat),
+            "1" if warm else "0", "none" if budget is None else str(budget)]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return f"did not finish in {timeout:.0f} s"
+    if done.returncode != 0:
+        return f"failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: float = 900.0) -> int:
+    print(f"huge records: one pair per size, mutate_pair bytes -> report, best of {repeat}, "
+          "jobs 1 (mutation of a pair runs in one process)"
+          + (f", budget {budget} mutants per pair" if budget is not None else ""))
+    for name, contract_text in CONTRACTS.items():
+        print(f" contract {name}:")
+        per_mutant: dict[int, float] = {}
+        for size in sizes:
+            result = measure(size, contract_text, repeat, budget, timeout)
+            if isinstance(result, str):
+                print(f"  {size:>7,} messages: {result}")
+                continue
+            seconds, judged, mb = result["seconds"], result["judged"], result["mb"]
+            micro = 1e6 * seconds / max(judged, 1)
+            per_mutant[size] = micro
+            targets = []
+            if size in TARGET_SECONDS:
+                targets.append(f"<= {TARGET_SECONDS[size]:.0f} s {_verdict(seconds <= TARGET_SECONDS[size])}")
+            if size in TARGET_MB:
+                targets.append(f"<= {TARGET_MB[size]:.0f} MB {_verdict(mb <= TARGET_MB[size])}")
+            print(f"  {size:>7,} messages ({result['bytes'] / 1e6:5.2f} MB): {seconds:8.2f} s  "
+                  f"{judged:>7,} mutants judged, {result['skipped']:,} skipped  "
+                  f"{micro:9.1f} us/mutant  peak {mb:7.1f} MB"
+                  + (f"  [{'; '.join(targets)}]" if targets else ""))
+        if len(per_mutant) >= 2:
+            small, large = min(per_mutant), max(per_mutant)
+            ratio = per_mutant[large] / per_mutant[small]
+            print(f"  per-mutant cost {large:,} / {small:,} messages: {ratio:.2f}x "
+                  f"(target ~1, linear total; <= 2 {_verdict(ratio <= 2.0)})")
+    return 0

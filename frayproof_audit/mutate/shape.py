@@ -1,0 +1,238 @@
+"""A mutant as a layout over the original output, never copied unless a check needs it whole.
+
+An edit's `segments` say which original ranges a mutant reuses, in which order, and which few
+messages are new. `Shape` keeps exactly that (ranges with their offsets in the mutant, and the
+new messages with their views) and answers what the incremental evaluator asks in time
+proportional to the number of pieces, not to the output's length: where an original message
+sits in the mutant, the view at a mutant position, the last non-tool position, a hash of the
+mutant's message classes. `loaded` builds the full snapshot only on first use (a check that must
+be rerun over the whole mutant); that costs what the old per-mutant assembly cost.
+
+`Original` is what every shape of one output shares: views, identities, per-message classes
+for dedupe, their prefix hashes and the neighbour tables. It is built once per pair.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Any, NamedTuple
+
+from frayproof_audit.jsonio import canonical
+from frayproof_audit.mutate.edits import Segment
+from frayproof_audit.snapshot import Loaded, MessageView
+
+Fresh = list[tuple[int, dict[str, Any], MessageView]]
+"""The new messages of a mutant: (position in the mutant, neutral message dict, view)."""
+
+MODULUS = (1 << 61) - 1
+"""A Mersenne prime: polynomial hashes of class sequences are taken modulo it."""
+BASE = 1_000_003
+
+
+class Original:
+    """Per-pair facts of the original output that every mutant's shape reads."""
+
+    __slots__ = ("_hashes", "_interned", "_powers", "classes_", "format", "identities",
+                 "prev_nontool", "views", "wire")
+
+    def __init__(self, wire: list[dict[str, Any]], views: list[MessageView], fmt: Any,
+                 identities: list[bytes | None]) -> None:
+        self.wire = wire
+        self.views = views
+        self.format = fmt
+        self.identities = identities
+        self.classes_: list[int] | None = None
+        self._interned: dict[bytes, int] = {}
+        self._hashes: list[int] = []
+        self._powers: list[int] = [1]
+        prev: list[int] = []
+        last = -1
+        for index, view in enumerate(views):
+            if view.role != "tool":
+                last = index
+            prev.append(last)
+        self.prev_nontool = prev
+        """Per position k: the largest j <= k whose role is not `tool`, or -1."""
+
+    def class_of(self, message: dict[str, Any]) -> int:
+        """A small int, equal for two messages exactly when their canonical JSON is equal."""
+        data = canonical(message)
+        found = self._interned.get(data)
+        if found is None:
+            # orjson's bytes keep its whole write buffer (4 KB for a small message): keep an
+            # exact-size copy, or the table would hold ~4 KB per distinct message.
+            found = self._interned[bytes(memoryview(data))] = len(self._interned) + 1
+        return found
+
+    def classes(self) -> list[int]:
+        """Per original message its class, and (once) the prefix hashes of that sequence."""
+        if self.classes_ is None:
+            self.classes_ = [self.class_of(message) for message in self.wire]
+            hashes, powers, value, power = [0], self._powers, 0, 1
+            for item in self.classes_:
+                value = (value * BASE + item) % MODULUS
+                power = power * BASE % MODULUS
+                hashes.append(value)
+                powers.append(power)
+            self._hashes = hashes
+        return self.classes_
+
+    def range_hash(self, start: int, stop: int) -> int:
+        hashes = self._hashes
+        return (hashes[stop] - hashes[start] * self._powers[stop - start]) % MODULUS
+
+    def power(self, length: int) -> int:
+        if length < len(self._powers):
+            return self._powers[length]
+        return pow(BASE, length, MODULUS)
+
+
+class Kept(NamedTuple):
+    """Original messages [start, stop), at `offset` in the mutant."""
+
+    offset: int
+    start: int
+    stop: int
+
+
+class New(NamedTuple):
+    """New messages with their views, at `offset` in the mutant."""
+
+    offset: int
+    messages: list[dict[str, Any]]
+    views: list[MessageView]
+
+
+class Shape:
+    """One mutant: original ranges `(offset in mutant, start, stop)` and new messages."""
+
+    __slots__ = ("_by_start", "_loaded", "fresh", "length", "original", "pieces", "ranges")
+
+    def __init__(self, original: Original, segments: list[Segment]) -> None:
+        self.original = original
+        pieces: list[Kept | New] = []
+        ranges: list[Kept] = []
+        fresh: Fresh = []
+        offset = 0
+        for segment in segments:
+            if type(segment) is tuple:
+                start, stop = segment
+                if start < stop:
+                    kept = Kept(offset, start, stop)
+                    pieces.append(kept)
+                    ranges.append(kept)
+                    offset += stop - start
+            else:
+                assert isinstance(segment, list)
+                made = original.format.views(segment)
+                pieces.append(New(offset, segment, made))
+                fresh += zip(range(offset, offset + len(segment)), segment, made, strict=True)
+                offset += len(segment)
+        self.pieces = pieces
+        self.ranges = ranges
+        self.fresh = fresh
+        self.length = offset
+        self._by_start: list[tuple[int, int, int]] | None = None
+        self._loaded: Loaded | None = None
+
+    # ------------------------------------------------------------------ positions
+
+    def position(self, index: int) -> int | None:
+        """Where original message `index` sits in the mutant (None: deleted or replaced)."""
+        by_start = self._by_start
+        if by_start is None:
+            by_start = self._by_start = sorted((start, stop, offset)
+                                               for offset, start, stop in self.ranges)
+        found = bisect_right(by_start, (index, MODULUS, 0)) - 1
+        if found < 0:
+            return None
+        start, stop, offset = by_start[found]
+        return offset + index - start if index < stop else None
+
+    def views_between(self, start: int, stop: int) -> list[tuple[int, MessageView]]:
+        """(mutant position, view) for positions [start, stop) of the mutant."""
+        found: list[tuple[int, MessageView]] = []
+        views = self.original.views
+        for piece in self.pieces:
+            offset = piece.offset
+            if isinstance(piece, Kept):
+                low, high = max(start, offset), min(stop, offset + piece.stop - piece.start)
+                first = piece.start - offset
+                found += ((k, views[first + k]) for k in range(low, high))
+            else:
+                made = piece.views
+                low, high = max(start, offset), min(stop, offset + len(made))
+                found += ((k, made[k - offset]) for k in range(low, high))
+        return found
+
+    def view_at(self, position: int) -> MessageView:
+        found: MessageView = self.views_between(position, position + 1)[0][1]
+        return found
+
+    def tail(self) -> int:
+        """The last mutant position whose role is not `tool`, or -1."""
+        prev = self.original.prev_nontool
+        for piece in reversed(self.pieces):
+            if isinstance(piece, Kept):
+                found = prev[piece.stop - 1]
+                if found >= piece.start:
+                    return piece.offset + found - piece.start
+            else:
+                made: list[MessageView] = piece.views
+                offset: int = piece.offset
+                for k in range(len(made) - 1, -1, -1):
+                    if made[k].role != "tool":
+                        return offset + k
+        return -1
+
+    # ------------------------------------------------------------------ dedupe
+
+    def class_hash(self) -> int:
+        """Polynomial hash of the mutant's class sequence, from the pieces alone."""
+        original = self.original
+        original.classes()
+        value = 0
+        for piece in self.pieces:
+            if isinstance(piece, Kept):
+                start, stop = piece.start, piece.stop
+                value = (value * original.power(stop - start) + original.range_hash(start, stop)) % MODULUS
+            else:
+                for message in piece.messages:
+                    value = (value * BASE + original.class_of(message)) % MODULUS
+        return value
+
+    def classes(self) -> list[int]:
+        """The mutant's class sequence in full (only to confirm two equal hashes)."""
+        original = self.original
+        classes = original.classes()
+        found: list[int] = []
+        for piece in self.pieces:
+            if isinstance(piece, Kept):
+                found += classes[piece.start:piece.stop]
+            else:
+                found += [original.class_of(message) for message in piece.messages]
+        return found
+
+    # ------------------------------------------------------------------ the whole mutant
+
+    @property
+    def loaded(self) -> Loaded:
+        """The mutant as a snapshot (reused dicts, views and identities), built on first use."""
+        if self._loaded is None:
+            original = self.original
+            wire, views, identities = original.wire, original.views, original.identities
+            new_wire: list[dict[str, Any]] = []
+            new_views: list[MessageView] = []
+            new_ids: list[bytes | None] = []
+            for piece in self.pieces:
+                if isinstance(piece, Kept):
+                    start, stop = piece.start, piece.stop
+                    new_wire += wire[start:stop]
+                    new_views += views[start:stop]
+                    new_ids += identities[start:stop]
+                else:
+                    new_wire += piece.messages
+                    new_views += piece.views
+                    new_ids += [None] * len(piece.messages)
+            self._loaded = Loaded(new_wire, new_views, original.format, new_ids)
+        return self._loaded
