@@ -25,7 +25,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit
 
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
