@@ -41,9 +41,9 @@ from copy import deepcopy
 from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats.openai import OPENAI, argument_step, message_identity
+from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
 from frayproof_audit.jsonio import plain_copy
-from frayproof_audit.loaded import Loaded, MessageView, Origin
+from frayproof_audit.loaded import Loaded, Origin
 from frayproof_audit.model import MODELLED_FIELDS
 
 SYSTEM = "system"
@@ -68,7 +68,7 @@ class _Read(NamedTuple):
     call_blocks: dict[int, tuple[int, ...]]
 
 
-class AnthropicMessages:
+class AnthropicMessages(ChatShaped):
     """The `anthropic` format. The registered instance knows no call positions; each `Loaded`
     gets a copy that knows its own (`call_blocks`: wire message → block index of call k)."""
 
@@ -98,12 +98,7 @@ class AnthropicMessages:
             return self.load(copied)
         return self.load([_detached_message(m, i, 1) for i, m in enumerate(snapshot)])
 
-    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
-        """Neutral dicts are Chat-shaped: openai's validation is the right one for them."""
-        return OPENAI.views(messages)
 
-    def identity(self, message: dict[str, Any]) -> bytes:
-        return message_identity(message)
 
     def site(
         self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None

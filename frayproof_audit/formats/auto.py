@@ -25,8 +25,8 @@ from typing import Any, NamedTuple
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.anthropic import ANTHROPIC
 from frayproof_audit.formats.base import Format
-from frayproof_audit.formats.openai import OPENAI, message_identity
-from frayproof_audit.loaded import Loaded, MessageView, Origin
+from frayproof_audit.formats.openai import OPENAI, ChatShaped
+from frayproof_audit.loaded import Loaded, Origin
 
 OPENAI_FIELDS = ("tool_calls", "tool_call_id", "function_call", "refusal")
 OPENAI_ROLES = ("tool", "function")
@@ -109,7 +109,7 @@ def detect(snapshot: Any) -> tuple[Format, bool]:
     return OPENAI, openai is not None
 
 
-class AutoFormat:
+class AutoFormat(ChatShaped):
     """The `auto` format: `load` detects and delegates. Its own `views`, `identity`, `site`
     and `span` serve only values built without a detected format; neutral dicts are
     Chat-shaped, so they are openai's."""
@@ -125,11 +125,7 @@ class AutoFormat:
         fmt, evident = detect(snapshot)
         return _marked(fmt.load_copy(snapshot), evident)
 
-    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
-        return OPENAI.views(messages)
 
-    def identity(self, message: dict[str, Any]) -> bytes:
-        return message_identity(message)
 
     def site(
         self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None

@@ -23,7 +23,18 @@ OPTIONAL_NULL_KEYS = ("name", "audio", "annotations", "function_call")
 """Message-level keys whose explicit null means the same as leaving the key out."""
 
 
-class OpenAIChat:
+class ChatShaped:
+    """Views and identities of neutral message dicts, which are Chat-shaped: what every format
+    that converts into the neutral model inherits (its `load` differs, never these)."""
+
+    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
+        return [_view(message, index) for index, message in enumerate(messages)]
+
+    def identity(self, message: dict[str, Any]) -> bytes:
+        return message_identity(message)
+
+
+class OpenAIChat(ChatShaped):
     """The `openai` format: Chat Completions message lists."""
 
     name = "openai"
@@ -45,11 +56,7 @@ class OpenAIChat:
             detached.append(copied)
         return Loaded(detached, views, self)
 
-    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
-        return [_view(message, index) for index, message in enumerate(messages)]
 
-    def identity(self, message: dict[str, Any]) -> bytes:
-        return message_identity(message)
 
     def site(
         self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None

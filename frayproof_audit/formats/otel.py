@@ -35,9 +35,9 @@ import functools
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats.openai import OPENAI, argument_step
+from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
 from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy
-from frayproof_audit.loaded import Loaded, MessageView, Origin
+from frayproof_audit.loaded import Loaded, Origin
 from frayproof_audit.model import MODELLED_FIELDS
 
 TEXT, CALL, RESPONSE, COMPACTION = "text", "tool_call", "tool_call_response", "compaction"
@@ -51,7 +51,7 @@ class OtelInputError(InputError):
     """An `otel-genai` snapshot that cannot be read; the message names the message and part."""
 
 
-class OtelGenAI:
+class OtelGenAI(ChatShaped):
     """The `otel-genai` format: OpenTelemetry GenAI `ChatMessage` lists."""
 
     name = "otel-genai"
@@ -76,13 +76,6 @@ class OtelGenAI:
             plain_copy([message], functools.partial(_fail, index, ""))[0]
             for index, message in enumerate(messages)
         ])
-
-    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
-        return OPENAI.views(messages)
-
-    def identity(self, message: dict[str, Any]) -> bytes:
-        """Canonical JSON of the neutral message (absent and null optional fields alike)."""
-        return OPENAI.identity(message)
 
     def site(
         self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None

@@ -32,9 +32,9 @@ import functools
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats.openai import OPENAI, argument_step
-from frayproof_audit.jsonio import canonical, plain_copy
-from frayproof_audit.loaded import Loaded, MessageView, Origin
+from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
+from frayproof_audit.jsonio import plain_copy
+from frayproof_audit.loaded import Loaded, Origin
 
 MESSAGE = "message"
 CALL = "function_call"
@@ -77,7 +77,7 @@ def _bounds(origin: Origin) -> tuple[int, int]:
     return origin.message, origin.message + 1
 
 
-class OpenAIResponses:
+class OpenAIResponses(ChatShaped):
     """The `openai-responses` format: Responses API input items."""
 
     name = "openai-responses"
@@ -90,11 +90,7 @@ class OpenAIResponses:
         """Items are detached one by one (`jsonio.plain_copy`), so an error names its item."""
         return _read(snapshot, copy=True, fmt=self)
 
-    def views(self, messages: list[dict[str, Any]]) -> list[MessageView]:
-        return OPENAI.views(messages)
 
-    def identity(self, message: dict[str, Any]) -> bytes:
-        return canonical(message)
 
     def site(
         self, snapshot: str, origin: Origin, call: int | None = None, argument: str | None = None
