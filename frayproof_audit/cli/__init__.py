@@ -28,6 +28,7 @@ def main() -> None:
 
     Single pairs: validate, check, mutate. Whole logs: audit, stats. Tool-call arguments:
     tool-args. A starter contract: init.
+
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the
     traceback goes to a crash log), 130 Ctrl-C, 143 SIGTERM.
