@@ -134,6 +134,9 @@ class BeforeFacts:
     """Before calls and results (`tool_call_integrity`), or None when that check is off."""
     notes: tuple[str, ...] = ()
     """What the format normalised while reading before (`format_notes` reports it)."""
+    exchange_spans: tuple[str, ...] = ()
+    """Each retained exchange in the user's wire coordinates (`before[1:4]` for openai), for
+    findings to name; empty: `before[start:end]`."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -186,5 +189,6 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     from frayproof_audit.checks.tool_arguments import before_findings
 
     calls = call_facts(before) if contract.settings(CALL_FACTS_KEY).enabled else None
+    labels = tuple(before.span_site("before", start, end) for start, end, _ in exchanges)
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls, before.notes)
+                       before_findings(before, contract), calls, before.notes, labels)

@@ -150,3 +150,18 @@ def test_audit_input_format_must_be_registered(tmp_path: Any) -> None:
     out = run_cli("audit", "examples/corpus", "--out", tmp_path / "out", "--input-format", "x",
                   expect=2)
     assert "x" in out.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.usefixtures("turns_registered")
+def test_a_lost_exchange_is_named_in_the_users_own_coordinates() -> None:
+    contract = make_contract({"retain": {"recent_exchanges": 1}})
+    before = history(2)
+    after = [before[0], user("summary"), before[-1]]
+    [flat] = check(before, after, contract).violations
+    assert flat.message == "Recent exchange before[5:9] is not retained verbatim and in order."
+    [grouped] = check(as_turns(before), as_turns(after), contract, input_format="turns").violations
+    assert grouped.code == flat.code == "RET-EXCHANGE"
+    # turn 2 holds user 5 .. answer 8 (`as_turns` starts a turn at every user message)
+    assert grouped.message == (
+        "Recent exchange before[2].turn[0]..[2].turn[3] is not retained verbatim and in order.")
+    assert grouped.message_index == 2

@@ -26,7 +26,7 @@ NAME = "retention"
 LATEST = Condition("RET-LATEST",
                    "Latest user message was not retained exactly, after the retained exchanges.")
 EXCHANGE = Condition("RET-EXCHANGE",
-                     "Recent exchange before[{start}:{end}] is not retained verbatim and in order.")
+                     "Recent exchange {span} is not retained verbatim and in order.")
 RESULT = Condition("RET-RESULT",
                    "Retained tool result content differs from every original result for this id.")
 
@@ -39,11 +39,13 @@ def find(
         return []
     exchange_findings: list[Violation] = []
     cursor = 0
-    for start, end, identities in before.exchanges:
+    spans = before.exchange_spans
+    for number, (start, end, identities) in enumerate(before.exchanges):
         position = _find_block(after, identities, cursor)
         if position is None:
+            span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
             exchange_findings.append(EXCHANGE.violation(
-                NAME, severity, "before", start, rule="recent_exchanges", start=start, end=end))
+                NAME, severity, "before", start, rule="recent_exchanges", span=span))
         else:
             cursor = position + len(identities)
     found: list[Violation] = []
