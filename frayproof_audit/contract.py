@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -147,6 +148,29 @@ def _parse_yaml(text: str) -> Any:
         loader.dispose()
 
 
+class YamlProblem(ValueError):
+    """Strict YAML text that cannot be read; the message is the reason, without the file."""
+
+
+def parse_strict_yaml(text: str) -> Any:
+    """The document of strict YAML text (the contract's rules: safe loader, no merge keys, no
+    duplicate or non-string keys), or `YamlProblem` saying why not. Shared by the contract and
+    the audit `--config` file, so both refuse the same things with the same words."""
+    try:
+        return _parse_yaml(text)
+    except _Schema as exc:
+        raise YamlProblem(str(exc)) from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(f"YAML error: {_yaml_reason(exc)}") from None
+    except RecursionError:
+        raise YamlProblem("nested too deeply") from None
+    except ValueError as exc:  # int() refuses literals over sys.get_int_max_str_digits()
+        if "integer string conversion" in str(exc):
+            limit = sys.get_int_max_str_digits()
+            raise YamlProblem(f"an integer has more than {limit} digits") from None
+        raise YamlProblem(f"unreadable value: {exc}") from None
+
+
 def _yaml_reason(exc: yaml.YAMLError) -> str:
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         mark = exc.problem_mark
@@ -189,15 +213,9 @@ def parse_contract(text: str, origin: str = "<string>", *, base_dir: str | None 
     """Parse contract YAML text; `origin` names it in error messages. A relative `tools:` path
     is read from `base_dir` (the contract file's folder), else from the working directory."""
     try:
-        document = _parse_yaml(text)
-    except _Schema as exc:
+        document = parse_strict_yaml(text)
+    except YamlProblem as exc:
         raise ContractError(f"Invalid contract '{origin}': {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ContractError(f"Invalid contract '{origin}': YAML error: {_yaml_reason(exc)}") from None
-    except RecursionError:
-        raise ContractError(f"Invalid contract '{origin}': nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
-        raise ContractError(f"Invalid contract '{origin}': unreadable value: {exc}") from None
     problems = _Problems()
     contract = _build(document, text, problems, base_dir)
     if problems:

@@ -28,7 +28,7 @@ import json
 import math
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -580,13 +580,19 @@ def write_jsonl(
 ) -> int:
     """Write `iter_lines(...)` to `path` (gzip if it ends in `.gz`) atomically; return the number
     of lines (`n_pairs + bad_records` when `n_pairs` is given)."""
+    return write_lines(path, iter_lines(n_pairs, target_bytes, seed, nights, bad_records))
+
+
+def write_lines(path: str | os.PathLike[str], lines: Iterable[bytes]) -> int:
+    """Write `lines` to `path` (gzip if it ends in `.gz`) under a temporary name, then rename:
+    a reader never sees half a corpus. Returns the number of lines."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     count = 0
     try:
         with _open_for_writing(temporary, target.name.endswith(".gz")) as out:
-            for line in iter_lines(n_pairs, target_bytes, seed, nights, bad_records):
+            for line in lines:
                 out.write(line)
                 count += 1
         os.replace(temporary, target)

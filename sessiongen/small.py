@@ -216,16 +216,7 @@ def contract_document(src: Source) -> dict[str, Any]:
         pins.append(pin)
     if pins:
         document["pins"] = pins
-    retain: dict[str, Any] = {}
-    if src.chance(0.4):
-        retain["latest_user_message"] = "exact"
-    if src.chance(0.4):
-        retain["recent_exchanges"] = src.integer(0, 3)
-    if src.chance(0.4):
-        retain["tool_results"] = "complete"
-    if retain:
-        document["retain"] = retain
-    return document
+    return _with_retain(document, src, window_chance=0.4)
 
 
 def strict_contract_document(src: Source) -> dict[str, Any]:
@@ -593,16 +584,7 @@ class Wild:
             pins.append(pin)
         if pins:
             document["pins"] = pins
-        retain: dict[str, Any] = {}
-        if src.chance(0.4):
-            retain["latest_user_message"] = "exact"
-        if src.chance(0.5):
-            retain["recent_exchanges"] = src.integer(0, 3)
-        if src.chance(0.4):
-            retain["tool_results"] = "complete"
-        if retain:
-            document["retain"] = retain
-        return document
+        return _with_retain(document, src, window_chance=0.5)
 
     def pin_text(self, before: list[Message]) -> str:
         src = self.src
@@ -670,3 +652,18 @@ def differential_cases(seed: int, count: int) -> list[GeneratedCase]:
     """`count` reproducible wild cases from `seed`: validations, checks, deliberate input errors."""
     wild = Wild(RandomSource(seed))
     return [wild.case(n) for n in range(count)]
+
+
+def _with_retain(document: dict[str, Any], src: Source, window_chance: float) -> dict[str, Any]:
+    """`document` with a drawn `retain:` block (each rule independently, none: no block). The
+    draws are the same in every builder, so seeded sequences stay as they were."""
+    retain: dict[str, Any] = {}
+    if src.chance(0.4):
+        retain["latest_user_message"] = "exact"
+    if src.chance(window_chance):
+        retain["recent_exchanges"] = src.integer(0, 3)
+    if src.chance(0.4):
+        retain["tool_results"] = "complete"
+    if retain:
+        document["retain"] = retain
+    return document

@@ -27,7 +27,6 @@ import json
 import os
 import random
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from sessiongen import realistic
@@ -466,17 +465,5 @@ def iter_lines(n_pairs: int | None = None, target_bytes: int | None = None, seed
 def write_jsonl(path: str | os.PathLike[str], n_pairs: int | None = None, target_bytes: int | None = None,
                 seed: int = 0, nights: int = 1) -> int:
     """Write `iter_lines(...)` to `path` atomically; return the number of lines."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    count = 0
-    try:
-        with open(temporary, "wb") as out:
-            for line in iter_lines(n_pairs, target_bytes, seed, nights):
-                out.write(line)
-                count += 1
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return count
+    return realistic.write_lines(path, iter_lines(n_pairs, target_bytes, seed, nights))
 

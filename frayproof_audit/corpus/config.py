@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-import sys
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import yaml
 
-from frayproof_audit.contract import _parse_yaml, _Schema, _yaml_reason
+from frayproof_audit.contract import YamlProblem, _Schema, parse_strict_yaml
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
@@ -123,16 +122,9 @@ def load_fields_file(path: str | os.PathLike[str]) -> dict[str, str]:
     text = _read_config(os.fspath(path), where)
     try:
         _check_depth(text)
-        document = _parse_yaml(text)
-    except _Schema as exc:
+        document = parse_strict_yaml(text)
+    except (_Schema, YamlProblem) as exc:
         raise ConfigError(f"Invalid config '{where}': {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Invalid config '{where}': YAML error: {_yaml_reason(exc)}") from None
-    except RecursionError:
-        raise ConfigError(f"Invalid config '{where}': nested too deeply") from None
-    except ValueError:  # int() refuses literals over sys.get_int_max_str_digits() (4300)
-        limit = sys.get_int_max_str_digits()
-        raise ConfigError(f"Invalid config '{where}': an integer has more than {limit} digits") from None
     if document is None:
         return {}
     if type(document) is not dict:
