@@ -11,9 +11,10 @@ import difflib
 import hashlib
 import os
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+import orjson
 import yaml
 
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
@@ -91,6 +92,34 @@ class Contract:
     def sha256(self) -> str:
         """Hash of the contract's source text ("" hashed for the built-in defaults)."""
         return hashlib.sha256(self.source_text.encode("utf-8")).hexdigest()
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of what the contract *means*: its normalised form, defaults filled in.
+
+        Two contracts that differ only in comments, key order, spacing or spelled-out defaults
+        share a fingerprint, so runs made with them may be compared; any change of meaning (a
+        check toggled, a severity, a pin, a retention rule, a tool schema) gives a new one.
+        Disabled checks are left out, so a later release adding an opt-in check keeps every
+        existing fingerprint.
+        """
+        return hashlib.sha256(orjson.dumps(self.normalised(), option=orjson.OPT_SORT_KEYS,
+                                           default=str)).hexdigest()
+
+    def normalised(self) -> dict[str, Any]:
+        """The contract as plain JSON values, every default explicit (what `fingerprint` hashes)."""
+        return {
+            "version": self.version,
+            "format": self.format,
+            "checks": {
+                key: {"severity": settings.severity, "options": dict(settings.options)}
+                for key, settings in sorted(self.checks.items())
+                if settings.enabled
+            },
+            "pins": [asdict(pin) for pin in self.pins],
+            "retain": asdict(self.retain),
+            "tools": [{"name": tool.name, "parameters": tool.parameters} for tool in self.tools],
+        }
 
 
 class ContractError(InputError):

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.config import AuditConfig
     from frayproof_audit.corpus.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 3
+TABLES_SCHEMA_VERSION = 4
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -126,6 +126,7 @@ RUNS_SCHEMA = pa.schema([
     _f("mutants_skipped", pa.int64(), False),
     _f("files", _STRINGS, False),
     _f("engine_errors", pa.int64(), False),  # schema 3
+    _f("contract_fingerprint", pa.string()),  # schema 4 (null in older runs)
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -239,6 +240,7 @@ def runs_row(
         "contract_path": config.contract,
         "contract_sha256": contract.sha256,
         "contract_text": contract.source_text,
+        "contract_fingerprint": contract.fingerprint,
         "inputs": list(config.inputs),
         "argv": list(config.argv),
         "options": orjson.dumps(config.options(), option=orjson.OPT_SORT_KEYS).decode(),
