@@ -125,18 +125,25 @@ def run_details(out: str | os.PathLike[str], run_id: str, limit: int) -> RunDeta
               for severity in ("error", "warning")]
     others = pc.invert(pc.is_in(findings["severity"], pa.array(["error", "warning"])))
     chosen.append(_take(findings, others, limit))
+    survived = pc.equal(mutants["status"], "survived")
+    survivors = _take(mutants, survived, limit)
+    tallies, operators_total = _tallies(mutants, limit)
+    records.need(*chosen, survivors, tallies)
+
     finding_rows = [
         FindingRow(records.get(row), row["check"], row["code"], row["severity"], row["snapshot"],
                    row["message_index"], row["tool_call_id"], row["pin"], row["rule"], row["message"])
         for table in chosen for row in table.to_pylist()
     ][:limit]
-
-    survived = pc.equal(mutants["status"], "survived")
     survivor_rows = [
         SurvivorRow(records.get(row), row["operator"], row["description"], tuple(row["sites"]),
                     row["message_index"], row["reason"])
-        for row in _take(mutants, survived, limit).to_pylist()
+        for row in survivors.to_pylist()
     ]
+    operators = tuple(
+        OperatorTally(records.get(row), row["operator"], row["caught"], row["survived"])
+        for row in tallies.to_pylist()
+    )
 
     bad = pc.is_in(pairs["status"], pa.array([PairStatus.INPUT_ERROR, PairStatus.ENGINE_ERROR]))
     unjudged = [
@@ -147,8 +154,7 @@ def run_details(out: str | os.PathLike[str], run_id: str, limit: int) -> RunDeta
         .slice(0, limit).to_pylist()
     ]
 
-    judged, judged_total = _judged(pairs, findings, records, limit)
-    operators, operators_total = _operators(mutants, records, limit)
+    judged, judged_total = _judged(pairs, findings, limit)
     return RunDetails(
         findings=tuple(finding_rows),
         findings_total=findings.num_rows,
@@ -187,52 +193,59 @@ def _count(mask: Any) -> int:
 
 
 class _Records:
-    """`Record`s of the pairs table by (part file, pair_id); the first when a pair id repeats."""
+    """`Record`s of the pairs table by (part file, pair_id); the first when a pair id repeats.
+
+    Only the pairs that the chosen rows name are looked up (`need`), so a run of millions of
+    pairs turns a few thousand of them into Python values.
+    """
 
     def __init__(self, pairs: pa.Table) -> None:
         self._pairs = pairs
-        self._index: dict[tuple[str, str], Record] | None = None
+        self._index: dict[tuple[str, str], Record] = {}
 
     @staticmethod
     def make(row: dict[str, Any]) -> Record:
         return Record(row["pair_id"], row["source"], row["source_row"], row["compactor"])
 
+    def need(self, *tables: pa.Table) -> None:
+        ids = pa.concat_arrays([table["pair_id"].combine_chunks() for table in tables])
+        wanted = self._pairs.filter(pc.is_in(self._pairs["pair_id"], pc.unique(ids)))
+        for pair in wanted.select(["pair_id", "source", "source_row", "compactor", _PART]).to_pylist():
+            self._index.setdefault((pair[_PART], pair["pair_id"]), self.make(pair))
+
     def get(self, row: dict[str, Any]) -> Record:
-        if self._index is None:
-            self._index = {}
-            for pair in self._pairs.to_pylist():
-                self._index.setdefault((pair[_PART], pair["pair_id"]), self.make(pair))
         found = self._index.get((row[_PART], row["pair_id"]))
         return found if found is not None else Record(row["pair_id"], "", 0, None)
 
 
-def _judged(pairs: pa.Table, findings: pa.Table, records: _Records,
-            limit: int) -> tuple[tuple[PairChecks, ...], int]:
+def _judged(pairs: pa.Table, findings: pa.Table, limit: int) -> tuple[tuple[PairChecks, ...], int]:
+    """Judged pairs, failing ones first, with the checks that have an error finding on each."""
     failed = _take(pairs, pc.equal(pairs["status"], PairStatus.FAIL), limit)
     passed = _take(pairs, pc.equal(pairs["status"], PairStatus.PASS), limit - failed.num_rows)
-    errors = findings.filter(pc.equal(findings["severity"], "error"))
+    errors = findings.filter(pc.and_(pc.equal(findings["severity"], "error"),
+                                     pc.is_in(findings["pair_id"], failed["pair_id"].combine_chunks())))
     failing: dict[tuple[str, str], set[str]] = {}
     for part, pair_id, check in zip(errors[_PART].to_pylist(), errors["pair_id"].to_pylist(),
                                     errors["check"].to_pylist(), strict=True):
         failing.setdefault((part, pair_id), set()).add(check)
     total = _count(pc.is_in(pairs["status"], pa.array([PairStatus.PASS, PairStatus.FAIL])))
     return tuple(
-        PairChecks(records.make(row), frozenset(failing.get((row[_PART], row["pair_id"]), ())))
+        PairChecks(_Records.make(row), frozenset(failing.get((row[_PART], row["pair_id"]), ())))
         for table in (failed, passed) for row in table.to_pylist()
     ), total
 
 
-def _operators(mutants: pa.Table, records: _Records,
-               limit: int) -> tuple[tuple[OperatorTally, ...], int]:
+def _tallies(mutants: pa.Table, limit: int) -> tuple[pa.Table, int]:
+    """Caught and survived mutants per pair × operator (pairs with survivors first, then in
+    record order), at most `limit` rows, and how many such groups there are."""
     judged = mutants.filter(pc.is_in(mutants["status"], pa.array(["caught", "survived"])))
-    tallies: dict[tuple[str, str, str], list[int]] = {}
-    for part, pair_id, operator, status in zip(
-            judged[_PART].to_pylist(), judged["pair_id"].to_pylist(),
-            judged["operator"].to_pylist(), judged["status"].to_pylist(), strict=True):
-        counts = tallies.setdefault((part, pair_id, operator), [0, 0])
-        counts[status == "survived"] += 1
-    ordered = sorted(tallies.items(), key=lambda item: item[1][1] == 0)
-    return tuple(
-        OperatorTally(records.get({_PART: part, "pair_id": pair_id}), operator, caught, survived)
-        for (part, pair_id, operator), (caught, survived) in ordered[:limit]
-    ), len(tallies)
+    judged = judged.append_column("_order", pa.array(range(judged.num_rows), pa.int64()))
+    judged = judged.append_column("survived", pc.cast(pc.equal(judged["status"], "survived"), pa.int64()))
+    judged = judged.append_column("caught", pc.cast(pc.equal(judged["status"], "caught"), pa.int64()))
+    groups = judged.group_by([_PART, "pair_id", "operator"], use_threads=False).aggregate(
+        [("survived", "sum"), ("caught", "sum"), ("_order", "min")])
+    groups = groups.rename_columns([name.removesuffix("_sum").removesuffix("_min")
+                                    for name in groups.column_names])
+    groups = groups.append_column("_quiet", pc.equal(groups["survived"], 0))
+    ordered = groups.sort_by([("_quiet", "ascending"), ("_order", "ascending")])
+    return ordered.slice(0, limit), groups.num_rows

@@ -8,6 +8,8 @@ record is an error when `--fail-on` makes it fail the run, a warning otherwise.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.corpus.details import FindingRow, Record, RunDetails, run_details
 from frayproof_audit.corpus.status import PairStatus
@@ -15,7 +17,6 @@ from frayproof_audit.corpus.summary import RunSummary
 from frayproof_audit.render.ci import (
     ERROR,
     FAILURE,
-    PASSED,
     Case,
     Item,
     Outcome,
@@ -113,22 +114,30 @@ def _cases(details: RunDetails, context: RenderContext) -> list[Case]:
                   for name in sorted(pair.failing_checks - shown)]
         line = None if record.is_parquet else record.source_row
         cases.extend(check_cases(found, record.pair_id, enabled, True, record.source, line))
+    survivors: dict[tuple[str, str, int, str], list[str]] = {}
+    for mutant in details.survivors:
+        record = mutant.record
+        survivors.setdefault((record.pair_id, record.source, record.source_row, mutant.operator),
+                             []).append(f"SURVIVED {mutant.operator} [{', '.join(mutant.sites)}]:"
+                                        f" {mutant.reason or mutant.description or ''}".rstrip())
     for tally in details.operators:
         record = tally.record
-        name = f"{record.pair_id}"
-        classname = f"frayproof_audit.mutation.{tally.operator}"
+        line = None if record.is_parquet else record.source_row
+        base = Case(MUTATION_SUITE, f"frayproof_audit.mutation.{tally.operator}", record.pair_id,
+                    file=record.source or None, line=line)
         applicable = tally.caught + tally.survived
         if tally.survived:
-            cases.append(Case(MUTATION_SUITE, classname, name, FAILURE,
-                              f"{tally.survived} of {applicable} mutant(s) survived", type="survived",
-                              file=record.source))
+            sites = survivors.get((record.pair_id, record.source, record.source_row, tally.operator), [])
+            message = f"{tally.survived} of {applicable} mutant(s) survived"
+            cases.append(replace(base, outcome=FAILURE, message=message, type="survived",
+                                 text="\n".join(sites) or message))
         else:
-            cases.append(Case(MUTATION_SUITE, classname, name, PASSED,
-                              text=f"{tally.caught} of {applicable} mutant(s) caught",
-                              file=record.source))
+            cases.append(replace(base, text=f"{tally.caught} of {applicable} mutant(s) caught"))
     for bad in details.unjudged:
-        cases.append(Case(RECORDS_SUITE, "frayproof_audit.records", bad.record.pair_id, ERROR,
-                          bad.reason, bad.reason, bad.status, file=bad.record.source))
+        record = bad.record
+        cases.append(Case(RECORDS_SUITE, "frayproof_audit.records", record.pair_id, ERROR,
+                          bad.reason, bad.reason, bad.status, file=record.source or None,
+                          line=None if record.is_parquet else record.source_row))
     return cases
 
 
