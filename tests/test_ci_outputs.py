@@ -170,6 +170,32 @@ def test_mutate_with_a_logged_output_gets_lines(tmp_path: Path) -> None:
         assert lines[line - 1].strip().startswith(("{", '"'))
 
 
+@pytest.mark.parametrize(("after", "extra", "rules"), [
+    ("dropped_constraint.json", (), ["PIN-ROLE", "PIN-TEXT"]),  # a failed baseline: its findings
+    ("legitimate_compaction.json", ("--operators", "drop_tool_call"), ["MUT-NOT-MEASURED"]),
+])
+def test_mutate_sarif_without_survivors_says_why_it_failed(after: str, extra: tuple[str, ...],
+                                                           rules: list[str]) -> None:
+    ran = run_cli("mutate", "--input", FIXTURES / "clean_session.json", "--after", FIXTURES / after,
+                  "--contract", EXAMPLES / "contract.yaml", *extra, "--format", "sarif", expect=1)
+    found = results(sarif(ran.stdout))
+    assert [r["ruleId"] for r in found] == rules and {r["level"] for r in found} == {"error"}
+
+
+def test_validate_names_itself() -> None:
+    ran = run_cli("validate", "--snapshot", FIXTURES / "orphaned_result.json", "--format", "sarif",
+                  expect=1)
+    document = sarif(ran.stdout)
+    assert document["runs"][0]["automationDetails"]["id"] == "frayproof-audit/validate/"
+    (found,) = results(document)
+    assert found["ruleId"] == "TP-ORPHAN"
+    assert found["locations"][0]["physicalLocation"]["region"]["startLine"] == 10
+    xml = junit(run_cli("validate", "--snapshot", FIXTURES / "orphaned_result.json", "--format",
+                        "junit", expect=1).stdout)
+    skipped = {suite.name for suite in xml if suite.skipped}
+    assert {check.name for check in CHECKS if check.needs_before} <= skipped
+
+
 def test_mutate_junit_mutation_suite_counts() -> None:
     report = json.loads(run_cli(*MUTATE_ARGS, "--format", "json", expect=1).stdout)
     xml = junit(run_cli(*MUTATE_ARGS, "--format", "junit", expect=1).stdout)

@@ -43,7 +43,8 @@ def validate_command(
         report = validate(snapshot, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    _render(report, output_format, RenderContext({"after": snapshot}, snapshot, contract, max_results))
+    context = RenderContext({"after": snapshot}, snapshot, contract, max_results, "validate")
+    _render(report, output_format, context)
 
 
 @click.command("check")

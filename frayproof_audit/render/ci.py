@@ -30,12 +30,14 @@ class RenderContext:
     spelled it; `subject` names the pair for fingerprints and test names (the after file);
     `contract` is the contract file, so JUnit can mark checks it turns off as skipped.
     `max_results` caps results, annotations or test cases (None: the output's own default).
+    `command` names the command in titles and the SARIF category (default: the result's kind).
     """
 
     files: Mapping[str, str] = field(default_factory=dict)
     subject: str = ""
     contract: str | None = None
     max_results: int | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -144,7 +144,7 @@ def _of_report(report: Report, context: RenderContext) -> Outcome:
     cases = check_cases(report.violations, context.subject, enabled_checks(context.contract),
                         "before" in context.files, context.subject or None)
     return Outcome(
-        command="check", rules=all_rules(mutation=False), items=tuple(items),
+        command=context.command or "check", rules=all_rules(mutation=False), items=tuple(items),
         items_total=len(items), cases=tuple(cases), cases_total=len(cases),
         verdict=report.to_text().splitlines()[0], exit_code=report.exit_code,
         properties={"errors": report.errors, "warnings": report.warnings},
