@@ -423,6 +423,25 @@ def test_labels() -> None:
     assert SnapshotLines.from_text("not json [").line_of("after[0]") is None
 
 
+def test_a_bom_and_a_request_object_in_check(tmp_path: Path) -> None:
+    after = [{"role": "tool", "tool_call_id": "x", "content": "ok"}]
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(after, indent=1).encode())
+    ran = run_cli("validate", "--snapshot", bom, "--format", "sarif", expect=1)
+    (found,) = results(sarif(ran.stdout))
+    assert found["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"system": "Be brief.", "messages": [
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]},
+        indent=1), "utf-8")
+    ran = run_cli("validate", "--snapshot", request, "--input-format", "anthropic", "--format",
+                  "sarif", expect=1)
+    found = results(sarif(ran.stdout))
+    assert found and all(r["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
+                         for r in found)
+    assert found[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"].startswith("after")
+
+
 def test_junit_survives_control_characters(tmp_path: Path) -> None:
     before = [{"role": "system", "content": "Never\x01 write"}, {"role": "user", "content": "hi"}]
     after = [{"role": "user", "content": "hi"}]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import replace
-from functools import cache
 
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.contract import load_contract
@@ -57,21 +56,29 @@ def outcome_of(result: object, context: RenderContext, limit: int) -> Outcome:
 
 # ---- places ---------------------------------------------------------------------------------
 
-@cache
-def _lines(path: str) -> SnapshotLines:
-    try:
-        text = read_regular_file(path, MAX_LINE_FILE_BYTES).decode("utf-8")
-    except (InputError, OSError, UnicodeDecodeError):
-        return SnapshotLines({})
-    return SnapshotLines.from_text(text)
+class _Places:
+    """Places in the files of one result; each snapshot file is read (for its lines) once."""
 
+    def __init__(self, context: RenderContext) -> None:
+        self._files = context.files
+        self._lines: dict[str, SnapshotLines] = {}
 
-def _place(context: RenderContext, snapshot: str, label: str) -> Place:
-    path = context.files.get(snapshot)
-    if path is None:
-        return Place(None, None, label)
-    line = _lines(path).line_of(label) if path.endswith(".json") else None
-    return Place(path, line, label)
+    def _of(self, path: str) -> SnapshotLines:
+        if path not in self._lines:
+            try:
+                text = read_regular_file(path, MAX_LINE_FILE_BYTES).decode("utf-8-sig")
+            except (InputError, OSError, UnicodeDecodeError):
+                text = ""
+            self._lines[path] = SnapshotLines.from_text(text)
+        return self._lines[path]
+
+    def at(self, snapshot: str, label: str) -> Place:
+        """`label` (`after[4]`, a mutant's site) in the file snapshot `snapshot` was read from."""
+        path = self._files.get(snapshot)
+        if path is None:
+            return Place(None, None, label)
+        line = self._of(path).line_of(label) if path.endswith(".json") else None
+        return Place(path, line, label)
 
 
 def _label(violation: Violation) -> str:
@@ -90,13 +97,13 @@ def violation_text(violation: Violation, where: str) -> str:
 
 # ---- check / validate -----------------------------------------------------------------------
 
-def _violation_item(violation: Violation, context: RenderContext) -> Item:
+def _violation_item(violation: Violation, context: RenderContext, places: _Places) -> Item:
     label = _label(violation)
     return Item(
         rule=violation.code or violation.check,
         level="warning" if violation.severity == "warning" else "error",
         message=violation_text(violation, label),
-        place=_place(context, violation.snapshot, label),
+        place=places.at(violation.snapshot, label),
         identity=("finding", violation.code or violation.check, context.subject, label,
                   violation.tool_call_id or "", violation.pin or "", violation.rule or ""),
         properties={"check": violation.check, "snapshot": violation.snapshot,
@@ -140,7 +147,8 @@ def check_cases(violations: Iterable[Violation], name: str, enabled: frozenset[s
 
 
 def _of_report(report: Report, context: RenderContext) -> Outcome:
-    items = by_severity(_violation_item(v, context) for v in report.violations)
+    places = _Places(context)
+    items = by_severity(_violation_item(v, context, places) for v in report.violations)
     cases = check_cases(report.violations, context.subject, enabled_checks(context.contract),
                         "before" in context.files, context.subject or None)
     return Outcome(
@@ -158,13 +166,13 @@ def survivor_message(operator: str, description: str, site: str, reason: str) ->
             f" {reason}").strip()
 
 
-def _survivor_item(mutant: MutantOutcome, context: RenderContext) -> Item:
+def _survivor_item(mutant: MutantOutcome, context: RenderContext, places: _Places) -> Item:
     site = mutant.sites[0] if mutant.sites else "after"
     return Item(
         rule=mutant_rule_id(mutant.operator),
         level="error",
         message=survivor_message(mutant.operator, mutant.description, site, mutant.reason),
-        place=_place(context, "after", site),
+        place=places.at("after", site),
         identity=("mutant", mutant.operator, context.subject, *mutant.sites),
         properties={"operator": mutant.operator, "sites": list(mutant.sites)},
     )
@@ -183,14 +191,15 @@ def _mutant_case(mutant: MutantOutcome, subject: str) -> Case:
 
 def _of_mutation(report: MutationReport, context: RenderContext) -> Outcome:
     baseline = report.baseline
+    places = _Places(context)
     if not baseline.passed:
-        items = by_severity(_violation_item(v, context) for v in baseline.violations)
+        items = by_severity(_violation_item(v, context, places) for v in baseline.violations)
     else:
-        items = [_survivor_item(m, context) for m in report.mutants if m.status == SURVIVED]
+        items = [_survivor_item(m, context, places) for m in report.mutants if m.status == SURVIVED]
         if not report.applicable:
             items.append(Item(NOT_MEASURED, "error", "No mutant applied to this output: the "
                               "contract's coverage was not measured.",
-                              _place(context, "after", "after"),
+                              places.at("after", "after"),
                               ("not-measured", context.subject)))
     cases = check_cases(baseline.violations, context.subject, enabled_checks(context.contract),
                         True, context.subject or None)
