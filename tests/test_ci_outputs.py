@@ -261,6 +261,21 @@ def test_audit_sarif_points_at_lines_and_rows(corpus: tuple[Path, Path], tmp_pat
     assert run["invocations"][0]["exitCode"] == 1
 
 
+def test_audit_levels_follow_the_gates(corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    def levels(*gates: str) -> dict[str, set[str]]:
+        found = results(sarif(audit(corpus, tmp_path / "out", "r", "sarif", *gates).stdout))
+        kinds: dict[str, set[str]] = {}
+        for result in found:
+            kind = "mutant" if result["ruleId"].startswith("MUT/") else result["ruleId"]
+            kinds.setdefault(kind if kind in ("mutant", "INPUT-ERROR") else "finding",
+                             set()).add(result["level"])
+        return kinds
+
+    assert levels() == {"finding": {"error"}, "mutant": {"warning"}, "INPUT-ERROR": {"warning"}}
+    assert levels("--fail-on", "survivors", "--fail-on", "input-errors") == {
+        "finding": {"error"}, "mutant": {"error"}, "INPUT-ERROR": {"error"}}
+
+
 def test_audit_sarif_is_capped_with_a_summary_note(corpus: tuple[Path, Path], tmp_path: Path) -> None:
     out = tmp_path / "out"
     full = results(sarif(audit(corpus, out, "full", "sarif").stdout))

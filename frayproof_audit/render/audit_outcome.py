@@ -3,7 +3,7 @@
 A result points at its record: the JSONL file and line (`source`, `source_row`), or for a
 Parquet source the file with the row as a logical location (`row[12]/after[4]`), since a
 Parquet row has no line. Levels follow the run's gates: a surviving mutant or an unreadable
-record is an error when `--fail-on` makes it fail the run, a warning otherwise.
+record is an error when the gates make it fail the run, a warning otherwise.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def _record_properties(record: Record) -> dict[str, object]:
 
 def _items(details: RunDetails, summary: RunSummary) -> list[Item]:
     items = [_finding_item(row) for row in details.findings]
-    survivor_level = "error" if "survivors" in summary.fail_on else "warning"
+    survivors_gate = "survivors" in summary.fail_on and "none" not in summary.fail_on
+    survivor_level = "error" if survivors_gate else "warning"
     for mutant in details.survivors:
         site = mutant.sites[0] if mutant.sites else "after"
         items.append(Item(
@@ -84,7 +85,7 @@ def _items(details: RunDetails, summary: RunSummary) -> list[Item]:
             identity=("mutant", mutant.operator, mutant.record.pair_id, *mutant.sites),
             properties=_record_properties(mutant.record) | {"operator": mutant.operator},
         ))
-    input_level = "error" if "input-errors" in summary.fail_on else "warning"
+    input_level = "error" if _input_errors_gate(summary) else "warning"
     for bad in details.unjudged:
         engine = bad.status == PairStatus.ENGINE_ERROR
         items.append(Item(
@@ -96,6 +97,17 @@ def _items(details: RunDetails, summary: RunSummary) -> list[Item]:
             properties=_record_properties(bad.record),
         ))
     return by_severity(items)
+
+
+def _input_errors_gate(summary: RunSummary) -> bool:
+    """Whether unreadable records fail this run: `--fail-on input-errors`, or a rate above
+    `--max-input-error-rate` (unless `--fail-on none`)."""
+    if "none" in summary.fail_on:
+        return False
+    if "input-errors" in summary.fail_on:
+        return summary.input_errors > 0
+    rate, limit = summary.input_error_rate, summary.max_input_error_rate
+    return rate is not None and limit is not None and rate > limit
 
 
 def _cases(details: RunDetails, context: RenderContext) -> list[Case]:
