@@ -145,10 +145,10 @@ def test_mutate_sarif_one_result_per_survivor() -> None:
     report = json.loads(run_cli(*MUTATE_ARGS, "--format", "json", expect=1).stdout)
     document = sarif(run_cli(*MUTATE_ARGS, "--format", "sarif", expect=1).stdout)
     ids = {rule["id"] for rule in document["runs"][0]["tool"]["driver"]["rules"]}
-    assert {f"MUT/{op.name}" for op in OPERATOR_TABLE} <= ids
+    assert {f"MUT-{op.name}" for op in OPERATOR_TABLE} <= ids
     found = results(document)
     survived = [m for m in report["mutants"] if m["status"] == "survived"]
-    assert [r["ruleId"] for r in found] == [f"MUT/{m['name']}" for m in survived]
+    assert [r["ruleId"] for r in found] == [f"MUT-{m['name']}" for m in survived]
     assert [r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in found] == [
         m["sites"][0] for m in survived]
     assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith(
@@ -236,7 +236,7 @@ def test_audit_sarif_points_at_lines_and_rows(corpus: tuple[Path, Path], tmp_pat
     survivors = read_table(out, "mutants").filter(pl.col("status") == "survived").collect()
     bad = pairs.filter(pl.col("status") == "input_error")
     assert len(found) == findings.height + survivors.height + bad.height
-    assert Counter(r["ruleId"] for r in found if not r["ruleId"].startswith(("MUT/", "INPUT"))) == \
+    assert Counter(r["ruleId"] for r in found if not r["ruleId"].startswith(("MUT-", "INPUT"))) == \
         Counter(findings["code"].to_list())
     levels = [r["level"] for r in found]
     assert levels == sorted(levels, key=["error", "warning", "note"].index)
@@ -266,7 +266,7 @@ def test_audit_levels_follow_the_gates(corpus: tuple[Path, Path], tmp_path: Path
         found = results(sarif(audit(corpus, tmp_path / "out", "r", "sarif", *gates).stdout))
         kinds: dict[str, set[str]] = {}
         for result in found:
-            kind = "mutant" if result["ruleId"].startswith("MUT/") else result["ruleId"]
+            kind = "mutant" if result["ruleId"].startswith("MUT-") else result["ruleId"]
             kinds.setdefault(kind if kind in ("mutant", "INPUT-ERROR") else "finding",
                              set()).add(result["level"])
         return kinds

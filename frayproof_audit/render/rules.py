@@ -17,8 +17,9 @@ from frayproof_audit.checks import CHECKS, Check, Condition
 from frayproof_audit.mutate.operators import OPERATOR_TABLE, Operator
 from frayproof_audit.render.ci import Rule
 
-MUTANT_PREFIX = "MUT/"
-"""Rule id of a surviving mutant of an operator: `MUT/drop_tool_call`."""
+MUTANT_PREFIX = "MUT-"
+"""Rule id of a surviving mutant of an operator: `MUT-drop_tool_call` (no `/`: SARIF reads a
+rule id with slashes as a hierarchy)."""
 CAPPED = "RESULTS-CAPPED"
 INPUT_ERROR = "INPUT-ERROR"
 ENGINE_ERROR = "ENGINE-ERROR"
@@ -67,7 +68,7 @@ def _condition_rule(check: Check, condition: Condition) -> Rule:
     )
     return Rule(
         id=condition.code,
-        name=f"{check.name}/{condition.code}",
+        name=f"{check.name}.{condition.code}",
         short=_title(condition)[:1024],
         full=f"{check.summary} ({where})"[:1024],
         help=help_text,
@@ -79,7 +80,7 @@ def _condition_rule(check: Check, condition: Condition) -> Rule:
 def _operator_rule(operator: Operator) -> Rule:
     return Rule(
         id=mutant_rule_id(operator.name),
-        name=f"survived/{operator.name}",
+        name=f"survived.{operator.name}",
         short=f"Surviving mutant of {operator.name}: {operator.label}"[:1024],
         full=(f"The contract passed the real output after {operator.name} planted this fault "
               f"({operator.label.rstrip('.').lower()}), so it would let the same fault of a "
