@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,11 @@ from frayproof_audit.corpus.store import read_parquet
 _PART = "_part"
 
 
+@cache
+def _is_parquet(source: str) -> bool:
+    return kind_of(source) == "parquet"
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """Where a pair came from: `line` for JSONL sources (1-based), `row` for Parquet (0-based)."""
@@ -36,7 +42,7 @@ class Record:
 
     @property
     def is_parquet(self) -> bool:
-        return kind_of(self.source) == "parquet"
+        return _is_parquet(self.source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,17 +153,19 @@ def _cases(details: RunDetails, context: RenderContext) -> list[Case]:
     return cases
 
 
-def audit_outcome(summary: RunSummary, context: RenderContext, limit: int) -> Outcome:
-    """The outcome of an audit run, reading at most `limit` rows of each kind from its tables."""
+def audit_outcome(summary: RunSummary, context: RenderContext, limit: int, *,
+                  cases: bool = False) -> Outcome:
+    """The outcome of an audit run, reading at most `limit` rows of each kind from its tables;
+    its test cases only when `cases` (they are a case per pair × check)."""
     details = run_details(summary.out, summary.run_id, limit)
     items = _items(details, summary)
-    cases = _cases(details, context)
+    built = _cases(details, context) if cases else []
     notices = [*summary.gate_failures, *summary.notes,
                *(f"{item.shard}: not audited: {item.reason}" for item in summary.not_audited)]
     return Outcome(
         command="audit", rules=all_rules(mutation=True), items=tuple(items),
         items_total=details.findings_total + details.survivors_total + details.unjudged_total,
-        cases=tuple(cases),
+        cases=tuple(built),
         cases_total=details.judged_total * len(CHECKS) + details.operators_total
         + details.unjudged_total,
         verdict=summary.verdict, exit_code=summary.exit_code, notices=tuple(notices),

@@ -52,7 +52,7 @@ def capped_cases(outcome: Outcome, cap: int) -> tuple[list[Case], int]:
 
 def render_junit(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_CASES)
-    outcome = outcome_of(result, context, cap)
+    outcome = outcome_of(result, context, cap, cases=True)
     cases, left_out = capped_cases(outcome, cap)
     if left_out:
         cases.append(Case(TRUNCATION_SUITE, "frayproof_audit.output", "cases left out", SKIPPED,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import replace
 
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.contract import load_contract
@@ -39,8 +38,9 @@ MAX_LINE_FILE_BYTES = 64 * 1024 * 1024
 """Snapshot files larger than this are not re-read for line numbers (logical locations only)."""
 
 
-def outcome_of(result: object, context: RenderContext, limit: int) -> Outcome:
-    """The `Outcome` of any result the commands produce; `limit` bounds what an audit reads."""
+def outcome_of(result: object, context: RenderContext, limit: int, *, cases: bool = False) -> Outcome:
+    """The `Outcome` of any result the commands produce; `limit` bounds what an audit reads.
+    Test cases are built only when asked for (`cases`: JUnit), since an audit's are many."""
     if isinstance(result, Report):
         return _of_report(result, context)
     if isinstance(result, MutationReport):
@@ -50,7 +50,7 @@ def outcome_of(result: object, context: RenderContext, limit: int) -> Outcome:
     if isinstance(result, RunSummary):
         from frayproof_audit.render.audit_outcome import audit_outcome
 
-        return audit_outcome(result, context, limit)
+        return audit_outcome(result, context, limit, cases=cases)
     raise TypeError(f"no CI output for a {type(result).__name__}")
 
 
@@ -132,17 +132,16 @@ def check_cases(violations: Iterable[Violation], name: str, enabled: frozenset[s
         found = by_check.get(check.name, [])
         errors = [v for v in found if v.severity == "error"]
         text = "\n".join(v.to_text() for v in found)
-        base = Case(check.name, f"frayproof_audit.{check.name}", name, file=file, line=line)
+        outcome, message, kind = PASSED, "", ""
         if errors:
-            codes = ",".join(dict.fromkeys(v.code or v.check for v in errors))
-            cases.append(replace(base, outcome=FAILURE, message=errors[0].message, text=text,
-                                 type=codes))
+            outcome, message = FAILURE, errors[0].message
+            kind = ",".join(dict.fromkeys(v.code or v.check for v in errors))
         elif check.needs_before and not has_before:
-            cases.append(replace(base, outcome=CASE_SKIPPED, message="needs a before snapshot"))
+            outcome, message = CASE_SKIPPED, "needs a before snapshot"
         elif enabled is not None and check.name not in enabled:
-            cases.append(replace(base, outcome=CASE_SKIPPED, message="off in the contract"))
-        else:
-            cases.append(replace(base, text=text))
+            outcome, message = CASE_SKIPPED, "off in the contract"
+        cases.append(Case(check.name, f"frayproof_audit.{check.name}", name, outcome, message,
+                          text if outcome != CASE_SKIPPED else "", kind, file, line))
     return cases
 
 

@@ -17,6 +17,8 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from frayproof_audit import __version__
 from frayproof_audit.render.ci import (
     Item,
@@ -38,8 +40,11 @@ FINGERPRINT = "frayproofResult/v1"
 
 def render_sarif(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_RESULTS)
-    return json.dumps(sarif_log(outcome_of(result, context, cap), cap), indent=2,
-                      ensure_ascii=False)
+    log = sarif_log(outcome_of(result, context, cap), cap)
+    try:
+        return orjson.dumps(log, option=orjson.OPT_INDENT_2).decode("utf-8")
+    except TypeError:  # a lone surrogate (from a snapshot's own text): the exact slow path
+        return json.dumps(log, indent=2)
 
 
 def capped(outcome: Outcome, cap: int) -> tuple[list[Item], int]:
