@@ -148,7 +148,7 @@ USAGE_ERRORS = {
     "missing-snapshot-option": ("validate",),
     "missing-after-option": ("check", "--before", CLEAN),
     "format-is-case-sensitive": ("validate", "--snapshot", CLEAN, "--format", "JSON"),
-    "unknown-format": ("validate", "--snapshot", CLEAN, "--format", "sarif"),
+    "unknown-format": ("validate", "--snapshot", CLEAN, "--format", "xml"),
     "unknown-option": ("validate", "--snapshot", CLEAN, "--strict"),
     "unknown-command": ("verify",),
 }

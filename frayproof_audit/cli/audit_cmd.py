@@ -32,7 +32,7 @@ from frayproof_audit.corpus.config import (
     parse_field_specs,
 )
 from frayproof_audit.errors import InputError
-from frayproof_audit.render import render
+from frayproof_audit.render import RenderContext, render
 from frayproof_audit.report import EXIT_INPUT_ERROR
 
 if TYPE_CHECKING:
@@ -142,6 +142,7 @@ def audit_command(
     max_input_error_rate: float,
     allow_engine_errors: bool,
     output_format: str,
+    max_results: int | None,
     quiet: bool,
 ) -> None:
     """Audit JSONL/Parquet logs of before/after pairs into a Parquet dataset.
@@ -191,7 +192,7 @@ def audit_command(
         fail_input(str(exc), output_format, label=_label(exc))
     finally:
         progress.close()
-    click.echo(render(summary, output_format))
+    click.echo(render(summary, output_format, RenderContext(contract=contract, max_results=max_results)))
     sys.exit(summary.exit_code)
 
 

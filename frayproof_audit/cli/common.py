@@ -9,10 +9,11 @@ from typing import Any, NoReturn
 import click
 
 from frayproof_audit.formats import FORMAT_NAMES
-from frayproof_audit.render import OUTPUTS
+from frayproof_audit.render import OUTPUTS, PLAIN_OUTPUTS
 from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
 
 FORMAT_CHOICE = click.Choice(list(OUTPUTS), case_sensitive=True)
+PLAIN_FORMAT_CHOICE = click.Choice(list(PLAIN_OUTPUTS), case_sensitive=True)
 
 
 def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,10 +38,32 @@ def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--format` with every output, and `--max-results` for the CI ones."""
+    function = click.option(
+        "--max-results",
+        "max_results",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="N",
+        help="Cap for sarif results, github annotations or junit test cases, the most severe "
+             "kept and the rest counted in a note (default: 25000 sarif, 50 github, 20000 junit).",
+    )(function)
     return click.option(
         "--format",
         "output_format",
         type=FORMAT_CHOICE,
+        default="text",
+        show_default=True,
+        help="text for people, json for machines; sarif (code scanning), github (workflow "
+             "annotations) or junit (test reports) for CI. The exit code is the same for all.",
+    )(function)
+
+
+def plain_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--format",
+        "output_format",
+        type=PLAIN_FORMAT_CHOICE,
         default="text",
         show_default=True,
         help="text for people, json for machines.",
@@ -52,6 +75,11 @@ def fail_input(message: str, output_format: str, label: str = "INPUT ERROR") -> 
     `OUTPUT ERROR` when the output folder cannot be used or written)."""
     if output_format == "json":
         click.echo(input_error_json(message))
+    elif output_format == "github":
+        from frayproof_audit.render.github import command
+
+        click.echo(command("error", f"{label}: {message}", title="frayproof-audit"))
+        click.echo(f"{label}: {message}", err=True)
     else:
         click.echo(f"{label}: {message}", err=True)
     sys.exit(EXIT_INPUT_ERROR)

@@ -16,7 +16,7 @@ from frayproof_audit.cli.common import (
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
-from frayproof_audit.render import render
+from frayproof_audit.render import RenderContext, render
 
 
 @click.command("mutate")
@@ -42,7 +42,8 @@ from frayproof_audit.render import render
                    "path disagrees.")
 def mutate_command(input_path: str, target: str | None, after_path: str | None,
                    contract: str | None, input_format: str | None, output_format: str,
-                   operators: str | None, max_mutants: int, verify: bool) -> None:
+                   operators: str | None, max_mutants: int, verify: bool,
+                   max_results: int | None) -> None:
     """Corrupt the real output at every eligible site with the fault operators and report
     which corruptions the contract catches.
 
@@ -67,5 +68,7 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
         report = run_request(request)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    click.echo(render(report, output_format))
+    context = RenderContext({"before": input_path, "after": request.output_file},
+                            request.output_file, contract, max_results)
+    click.echo(render(report, output_format, context))
     sys.exit(report.exit_code)

@@ -14,12 +14,12 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.engine import check, validate
 from frayproof_audit.errors import InputError
-from frayproof_audit.render import render
+from frayproof_audit.render import RenderContext, render
 from frayproof_audit.report import Report
 
 
-def _render(report: Report, output_format: str) -> None:
-    click.echo(render(report, output_format))
+def _render(report: Report, output_format: str, context: RenderContext) -> None:
+    click.echo(render(report, output_format, context))
     sys.exit(report.exit_code)
 
 
@@ -30,7 +30,8 @@ def _render(report: Report, output_format: str) -> None:
 @input_format_option
 @format_option
 def validate_command(
-    snapshot: str, contract: str | None, input_format: str | None, output_format: str
+    snapshot: str, contract: str | None, input_format: str | None, output_format: str,
+    max_results: int | None,
 ) -> None:
     """Check one snapshot: tool-call pairing, unique ids and structure.
 
@@ -42,7 +43,8 @@ def validate_command(
         report = validate(snapshot, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    _render(report, output_format)
+    context = RenderContext({"after": snapshot}, snapshot, contract, max_results, "validate")
+    _render(report, output_format, context)
 
 
 @click.command("check")
@@ -54,7 +56,8 @@ def validate_command(
 @input_format_option
 @format_option
 def check_command(
-    before: str, after: str, contract: str | None, input_format: str | None, output_format: str
+    before: str, after: str, contract: str | None, input_format: str | None, output_format: str,
+    max_results: int | None,
 ) -> None:
     """Check a before/after pair: the after snapshot, pins and retention rules.
 
@@ -67,4 +70,5 @@ def check_command(
         report = check(before, after, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    _render(report, output_format)
+    context = RenderContext({"before": before, "after": after}, after, contract, max_results)
+    _render(report, output_format, context)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from frayproof_audit.cli.common import fail_input, format_option
+from frayproof_audit.cli.common import fail_input, plain_format_option
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import render
 from frayproof_audit.toolargs.policy import (
@@ -47,7 +47,7 @@ def _levels(items: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
               default=DEFAULT_MISSING_ARGUMENTS, show_default=True,
               help="How absent or null arguments are read.")
 @click.option("--strict", is_flag=True, help="Warnings fail too (exit 1).")
-@format_option
+@plain_format_option
 def tool_args_command(
     trace: str, schema: str, rules: tuple[str, ...], empty_arguments: str, missing_arguments: str,
     strict: bool, output_format: str,

@@ -110,6 +110,15 @@ class MutateRequest:
     max_mutants: int | None = None
     """Sites judged at most, sampled (`mutate.budget`); None: every site."""
 
+    @property
+    def output_file(self) -> str:
+        """The file that stands for the mutated output in reports that point at files: the
+        logged output, else a file target's source, else the input."""
+        if self.after is not None:
+            return self.after
+        location = (self.target or "").rpartition(":")[0]
+        return location if location.endswith(".py") else self.input
+
 
 def run_request(request: MutateRequest) -> MutationReport:
     """Validate everything, then (for a target) import and run it, then mutate its output.
