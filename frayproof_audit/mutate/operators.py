@@ -139,7 +139,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
                 if view.role != pin.role:
                     continue
                 text = first_nonblank(parts[index])
-                if text is not None and after.identity(index) in protected:
+                if text is not None and after.key(index, pin.match) in protected:
                     found.append(Candidate(
                         "remove_pinned_text", f"Alter the message pinned by {pin.name!r}.",
                         index, f"pin:{pin.name}@{site(after, index)}",
