@@ -19,9 +19,9 @@ from frayproof_audit.snapshot import load_source, to_snapshot
 from sessiongen import small
 from sessiongen.strategies import mutation_cases, well_formed_sessions
 from tests.anthropic_wire import NotExpressible, to_anthropic
+from tests.helpers import call, make_contract, result, run_cli, session, user
 from tests.otel_messages import to_otel
 from tests.responses_items import representable, to_items
-from tests.helpers import call, make_contract, result, run_cli, session, user
 
 USE = {"type": "tool_use", "id": "a", "name": "read", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "a", "content": "ok"}
@@ -242,8 +242,8 @@ def test_evidence_for_several_formats_is_refused(snapshot: Any, message: str) ->
 
 
 def test_an_object_of_no_format_is_refused() -> None:
-    with pytest.raises(UnknownShape, match="none of messages, system .anthropic. or input, "
-                                           "instructions .openai-responses."):
+    with pytest.raises(UnknownShape, match=r"none of messages, system \(anthropic\) or input, "
+                                           r"instructions \(openai-responses\)"):
         FORMATS["auto"].load({"model": "gpt-5"})
 
 
