@@ -411,3 +411,26 @@ def test_fast_path_reads_a_split_literal_as_its_pin_does() -> None:
     contract = {"pins": [{"name": "rules", "contains": "Never write to production",
                           "match": "equivalent"}]}
     assert sum(_judge_both_ways(before, after, contract).values()) > 0
+
+
+def test_no_pinned_text_mutant_when_the_literal_stays_split() -> None:
+    """Under `equivalent` a literal split across parts survives a per-part removal, so
+    `remove_pinned_text` offers no mutant for it rather than one that removes nothing."""
+    from frayproof_audit.mutate.operators import get_operator
+    from frayproof_audit.prepared import prepare_before
+    from frayproof_audit.snapshot import load_list
+
+    literal = "Never write to production"
+    before = load_list([{"role": "system", "content": f"{literal}."}, {"role": "user", "content": "q"}])
+    whole = [{"role": "system", "content": f"{literal}."}, {"role": "user", "content": f"{literal}!"}]
+    split = [{"role": "system", "content": f"{literal}."}, {"role": "user", "content": [
+        {"type": "text", "text": "Never write "}, {"type": "text", "text": "to production!"}]}]
+
+    def sites(after: list[dict[str, Any]], match: str) -> list[str]:
+        contract = make_contract({"pins": [{"name": "p", "contains": literal, "match": match}]})
+        loaded = load_list(after)
+        return [c.site for c in get_operator("remove_pinned_text").find_sites(
+            loaded, contract, prepare_before(before, contract))]
+    assert sites(whole, "equivalent") == sites(whole, "exact") == ["pin:p"]
+    assert sites(split, "exact") == ["pin:p"]
+    assert "pin:p" not in sites(split, "equivalent")
