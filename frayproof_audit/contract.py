@@ -19,6 +19,7 @@ import yaml
 
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
+from frayproof_audit.equivalence import COMPARISONS, EXACT
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import FORMATS
@@ -35,7 +36,9 @@ from frayproof_audit.toolargs.schemas import (
 
 @dataclass(frozen=True, slots=True)
 class Pin:
-    """Content that must survive: every message of `role`, or the literal text `contains`."""
+    """Content that must survive: every message of `role`, or the literal text `contains`.
+    `match` is how kept content is recognised: `exact` (frayproof's identity) or `equivalent`
+    (the same message re-serialized, see `equivalence`)."""
 
     name: str
     role: str | None = None
@@ -46,9 +49,14 @@ class Pin:
 
 @dataclass(frozen=True, slots=True)
 class Retain:
+    """The retention rules. `latest_user_message` is the comparison of that rule (`exact` or
+    `equivalent`) or None when off; `compare` is the comparison of `recent_exchanges` and
+    `tool_results`."""
+
     latest_user_message: str | None = None
     recent_exchanges: int = 0
     tool_results: str | None = None
+    compare: str = EXACT
 
     @property
     def active(self) -> bool:
@@ -117,9 +125,18 @@ class Contract:
                 if settings.enabled
             },
             "pins": [asdict(pin) for pin in self.pins],
-            "retain": asdict(self.retain),
+            "retain": _retain_normalised(self.retain),
             "tools": [{"name": tool.name, "parameters": tool.parameters} for tool in self.tools],
         }
+
+
+def _retain_normalised(retain: Retain) -> dict[str, Any]:
+    """`compare` is left out at its default, so contracts written before it existed keep
+    their fingerprints."""
+    form = asdict(retain)
+    if retain.compare == EXACT:
+        del form["compare"]
+    return form
 
 
 class ContractError(InputError):
@@ -301,6 +318,14 @@ def _one_of(names: tuple[str, ...]) -> str:
     return quoted[0] if len(quoted) == 1 else f"one of {', '.join(quoted)}"
 
 
+def _did_you_mean(value: Any, allowed: tuple[str, ...]) -> str:
+    """`; did you mean 'equivalent'?` for a string close to an allowed one, else ""."""
+    if type(value) is not str:
+        return ""
+    hint = difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
+    return f"; did you mean {hint[0]!r}?" if hint else ""
+
+
 def _no_unknown(mapping: dict[str, Any], allowed: tuple[str, ...], where: str,
                 problems: _Problems) -> None:
     for key in mapping:
@@ -380,9 +405,9 @@ def _pin(item: Any, where: str, seen: set[str], problems: _Problems) -> Pin | No
         problems.add(f"{where}.contains: must be a non-empty string")
     elif contains is not None and not is_unicode_text(contains):
         problems.add(f"{where}.contains: must be valid Unicode text (it holds a lone surrogate)")
-    match = item.get("match", "exact")
-    if match != "exact" or type(match) is not str:
-        problems.add(f"{where}.match: must be 'exact'")
+    match = item.get("match", EXACT)
+    if type(match) is not str or match not in COMPARISONS:
+        problems.add(f"{where}.match: must be {_one_of(COMPARISONS)}{_did_you_mean(match, COMPARISONS)}")
     severity = item.get("severity")
     if severity is not None and (type(severity) is not str or severity not in SEVERITIES):
         problems.add(f"{where}.severity: must be error, warning or null")
@@ -417,11 +442,23 @@ def _retain(raw: Any, problems: _Problems) -> Retain:
     if type(raw) is not dict:
         problems.add("retain: must be a mapping")
         return Retain()
-    _no_unknown(raw, ("latest_user_message", "recent_exchanges", "tool_results"), "retain", problems)
+    _no_unknown(raw, ("latest_user_message", "recent_exchanges", "tool_results", "compare"),
+                "retain", problems)
+    compare = raw.get("compare", EXACT)
+    compare_given = "compare" in raw
+    if type(compare) is not str or compare not in COMPARISONS:
+        problems.add(f"retain.compare: must be {_one_of(COMPARISONS)}"
+                     f"{_did_you_mean(compare, COMPARISONS)}")
+        compare, compare_given = EXACT, False
     latest = raw.get("latest_user_message")
-    if latest is not None and (type(latest) is not str or latest != "exact"):
-        problems.add("retain.latest_user_message: must be 'exact' or null")
+    if latest is not None and (type(latest) is not str or latest not in COMPARISONS):
+        problems.add(f"retain.latest_user_message: must be {_one_of(COMPARISONS)} or null"
+                     f"{_did_you_mean(latest, COMPARISONS)}")
         latest = None
+    elif latest is not None and compare_given and latest != compare:
+        problems.add(f"retain.latest_user_message: {latest!r} contradicts retain.compare: "
+                     f"{compare!r} (write latest_user_message: {compare}, or leave compare out "
+                     "to compare only the latest user message this way)")
     window = raw.get("recent_exchanges", 0)
     if type(window) is not int or window < 0:
         problems.add("retain.recent_exchanges: must be an integer >= 0")
@@ -430,4 +467,5 @@ def _retain(raw: Any, problems: _Problems) -> Retain:
     if results is not None and (type(results) is not str or results != "complete"):
         problems.add("retain.tool_results: must be 'complete' or null")
         results = None
-    return Retain(latest_user_message=latest, recent_exchanges=window, tool_results=results)
+    return Retain(latest_user_message=latest, recent_exchanges=window, tool_results=results,
+                  compare=compare)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from frayproof_audit.equivalence import EXACT, equivalence_key
+
 if TYPE_CHECKING:
     from frayproof_audit.formats.base import Format
 
@@ -50,7 +52,7 @@ class MessageView(NamedTuple):
 class Loaded:
     """A validated snapshot: neutral message dicts, a view per message, identities cached."""
 
-    __slots__ = ("_identities", "format", "guessed", "notes", "origins", "views", "wire")
+    __slots__ = ("_equivalents", "_identities", "format", "guessed", "notes", "origins", "views", "wire")
 
     def __init__(
         self,
@@ -73,6 +75,7 @@ class Loaded:
         self._identities: list[bytes | None] = (
             identities if identities is not None else [None] * len(wire)
         )
+        self._equivalents: list[bytes | None] | None = None
 
     def known_identity(self, index: int) -> bytes | None:
         """The identity if already computed (lets derived snapshots reuse it)."""
@@ -91,6 +94,23 @@ class Loaded:
             found = bytes(memoryview(self.format.identity(self.wire[index])))
             self._identities[index] = found
         return found
+
+    def equivalence_key(self, index: int) -> bytes:
+        """The neutral form of message `index` (`equivalence`), computed on first use."""
+        if self._equivalents is None:
+            self._equivalents = [None] * len(self.wire)
+        found = self._equivalents[index]
+        if found is None:
+            found = bytes(memoryview(equivalence_key(self.wire[index])))
+            self._equivalents[index] = found
+        return found
+
+    def key(self, index: int, compare: str) -> bytes:
+        """Message `index` as a pin or retention rule compares it: its identity under
+        `exact`, its neutral form under `equivalent`."""
+        if compare == EXACT:
+            return self.identity(index)
+        return self.equivalence_key(index)
 
     def last_index(self, role: str) -> int | None:
         """Index of the last message with `role`, or None."""

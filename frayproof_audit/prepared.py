@@ -10,6 +10,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from frayproof_audit.equivalence import EXACT, text_runs
+from frayproof_audit.equivalence import content_key as equivalence_content_key
 from frayproof_audit.jsonio import canonical
 from frayproof_audit.model import call_arguments, text_parts
 
@@ -19,21 +21,33 @@ if TYPE_CHECKING:
     from frayproof_audit.snapshot import Loaded
 
 
+def pin_texts(content: Any, match: str) -> list[str]:
+    """The texts a contains pin searches: each text part under `exact` (parts never joined,
+    as in frayproof), each run of text parts joined under `equivalent`."""
+    return text_parts(content) if match == EXACT else text_runs(content)
+
+
 @dataclass(frozen=True, slots=True)
 class PinFacts:
-    """For a role pin: (index, identity) of each before message of that role.
+    """For a role pin: (index, key) of each before message of that role (its identity, or
+    its neutral form under `match: equivalent`).
     For a contains pin: the first before index whose text contains it (None: inactive)."""
 
     role_messages: tuple[tuple[int, bytes], ...] = ()
     text_index: int | None = None
 
 
-def content_retained(content: Any, originals: list[Any]) -> bool:
+def content_retained(content: Any, originals: list[Any], compare: str = EXACT) -> bool:
     """Whether `content` equals one of the before contents (`tool_results: complete`).
 
     Strings compare directly (no hashing or serializing of large results); anything else
     compares as canonical JSON, so key order never matters and `1` never equals `1.0`.
+    Under `equivalent` the contents' neutral forms compare (a string equals the same text as
+    a list of text parts).
     """
+    if compare != EXACT:
+        key = equivalence_content_key(content)
+        return any(equivalence_content_key(original) == key for original in originals)
     if type(content) is str:
         return any(type(original) is str and original == content for original in originals)
     key = canonical(content)
@@ -124,8 +138,10 @@ CALL_FACTS_KEY = "tool_call_integrity"
 class BeforeFacts:
     pins: tuple[PinFacts, ...]
     exchanges: tuple[tuple[int, int, tuple[bytes, ...]], ...]
-    """Last N closed exchanges of before: (start, end, identities), oldest first."""
+    """Last N closed exchanges of before: (start, end, keys), oldest first (each message's
+    key under `retain.compare`: `Loaded.key`)."""
     latest_user: tuple[int, bytes] | None
+    """Before's last user message: (index, key under `latest_user_message`)."""
     results: dict[str, list[Any]] | None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
     tool_arguments: tuple[Violation, ...] = ()
@@ -155,14 +171,14 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     for pin in contract.pins:
         if pin.role is not None:
             pins.append(PinFacts(role_messages=tuple(
-                (index, before.identity(index))
+                (index, before.key(index, pin.match))
                 for index, view in enumerate(views) if view.role == pin.role
             )))
         else:
             text = pin.contains or ""
             first = next(
                 (index for index, view in enumerate(views)
-                 if any(text in part for part in text_parts(view.content))),
+                 if any(text in part for part in pin_texts(view.content, pin.match))),
                 None,
             )
             pins.append(PinFacts(text_index=first))
@@ -171,13 +187,14 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     if retain.recent_exchanges > 0:
         spans = closed_exchanges([view.role for view in views])[-retain.recent_exchanges:]
         exchanges = [
-            (start, end, tuple(before.identity(k) for k in range(start, end))) for start, end in spans
+            (start, end, tuple(before.key(k, retain.compare) for k in range(start, end)))
+            for start, end in spans
         ]
     latest_user = None
     if retain.latest_user_message is not None:
         index = before.last_index("user")
         if index is not None:
-            latest_user = (index, before.identity(index))
+            latest_user = (index, before.key(index, retain.latest_user_message))
     results: dict[str, list[Any]] | None = None
     if retain.tool_results is not None:
         results = {}

@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 
 from frayproof_audit import check, validate
 from frayproof_audit.formats import FORMATS
-from frayproof_audit.formats.auto import AmbiguousFormat, detect
+from frayproof_audit.formats.auto import AmbiguousFormat, UnknownShape, detect
 from frayproof_audit.snapshot import load_source, to_snapshot
 from sessiongen import small
-from sessiongen.strategies import mutation_cases
+from sessiongen.strategies import mutation_cases, well_formed_sessions
 from tests.anthropic_wire import NotExpressible, to_anthropic
 from tests.helpers import call, make_contract, result, run_cli, session, user
+from tests.otel_messages import to_otel
+from tests.responses_items import representable, to_items
 
 USE = {"type": "tool_use", "id": "a", "name": "read", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "a", "content": "ok"}
@@ -61,8 +63,8 @@ def test_evidence_decides(snapshot: Any, expected: str) -> None:
      r"messages\[2\] has tool_calls \(openai\) but messages\[5\].content\[0\] is a tool_use "
      r"block \(anthropic\)"),
     ({"system": "s", "messages": [user(), {"role": "tool", "content": "x"}]},
-     r"the snapshot is an object \(a saved request\) \(anthropic\) but messages\[1\] has role "
-     r"'tool' \(openai\)"),
+     r"the snapshot is a request object with 'messages' \(anthropic\) but messages\[1\] has "
+     r"role 'tool' \(openai\)"),
 ])
 def test_evidence_for_both_formats_is_an_input_error(snapshot: Any, message: str) -> None:
     with pytest.raises(AmbiguousFormat, match=message):
@@ -178,3 +180,142 @@ def test_a_corpus_records_the_detected_format(tmp_path: Path) -> None:
     # result is message 1's block
     assert by_pair == {"chat": [("TP-ORPHAN", 2)], "auto-chat": [("TP-ORPHAN", 2)],
                        "anthropic": [("TP-ORPHAN", 1)], "auto-anthropic": [("TP-ORPHAN", 1)]}
+
+
+# ------------------------------------------------------------- Responses items and OTel messages
+
+FC = {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"}
+FC_OUT = {"type": "function_call_output", "call_id": "c", "output": "ok"}
+OTEL_USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+OTEL_TOOL = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c", "response": "ok"}]}
+
+
+@pytest.mark.parametrize("snapshot, expected", [
+    ([user(), FC, FC_OUT], "openai-responses"),
+    ([user(), {"type": "reasoning", "id": "rs_1", "summary": []}], "openai-responses"),
+    ([user(), {"type": "compaction", "encrypted_content": "x"}], "openai-responses"),
+    ([user(), {"type": "web_search_call", "id": "ws_1"}], "openai-responses"),
+    ([{"type": "message", "role": "user", "content": "hi"}], "openai-responses"),
+    ([user(), {"type": "message", "role": "assistant",
+               "content": [{"type": "output_text", "text": "hi", "annotations": []}]}],
+     "openai-responses"),
+    ({"instructions": "Be brief.", "input": [user()]}, "openai-responses"),
+    ({"input": "hello"}, "openai-responses"),
+    # an Anthropic SDK dump is typed `message` too: its blocks say which
+    ([user(), {"type": "message", "id": "msg_1", "role": "assistant", "content": [USE]}],
+     "anthropic"),
+    ([{"type": "message", "role": "assistant", "content": [{"type": "text", "text": "hi"}]}],
+     "openai"),
+    ([OTEL_USER], "otel-genai"),
+    ([OTEL_USER, OTEL_TOOL], "otel-genai"),  # a tool role with parts is OTel's, not Chat's
+    (json.dumps([OTEL_USER]), "otel-genai"),  # a span attribute: the list as a JSON string
+])
+def test_evidence_decides_among_all_four(snapshot: Any, expected: str) -> None:
+    assert detect(snapshot)[0].name == expected
+    if isinstance(snapshot, str):
+        assert FORMATS["auto"].load(snapshot).format.name == expected
+    else:
+        assert load_source(snapshot, "auto").format.name == expected
+
+
+@pytest.mark.parametrize("snapshot, message", [
+    ([user(), call("c"), FC_OUT],
+     r"messages\[1\] has tool_calls \(openai\) but messages\[2\] is a function_call_output item "
+     r"\(openai-responses\)"),
+    ([OTEL_USER, result("c")],
+     r"messages\[0\] has parts \(otel-genai\) but messages\[1\] has tool_call_id \(openai\)"),
+    ([FC, {"role": "assistant", "content": [THINKING]}, OTEL_USER],
+     r"messages\[0\] is a function_call item \(openai-responses\) but messages\[1\].content\[0\] "
+     r"is a thinking block \(anthropic\) and messages\[2\] has parts \(otel-genai\)"),
+    ({"messages": [user()], "input": [user()]},
+     r"the snapshot is a request object with 'messages' \(anthropic\) but the snapshot is a "
+     r"request object with 'input' \(openai-responses\)"),
+    ({"input": [user(), call("c")]},
+     r"request object with 'input' \(openai-responses\) but input\[1\] has tool_calls \(openai\)"),
+    (json.dumps([user(), FC]),
+     r"the snapshot is a JSON string \(a span attribute\) \(otel-genai\) but messages\[1\] is a "
+     r"function_call item \(openai-responses\)"),
+])
+def test_evidence_for_several_formats_is_refused(snapshot: Any, message: str) -> None:
+    with pytest.raises(AmbiguousFormat, match=message):
+        FORMATS["auto"].load(snapshot)
+
+
+def test_an_object_of_no_format_is_refused() -> None:
+    with pytest.raises(UnknownShape, match=r"none of messages, system \(anthropic\) or input, "
+                                           r"instructions \(openai-responses\)"):
+        FORMATS["auto"].load({"model": "gpt-5"})
+
+
+def _written(name: str, messages: list[dict[str, Any]], data: st.DataObject) -> Any:
+    """`messages` in format `name` (None when that format cannot spell them)."""
+    if name == "anthropic":
+        try:
+            return to_anthropic(messages, top_system=data.draw(st.booleans()))[0]
+        except NotExpressible:
+            return None
+    if name == "openai-responses":
+        shaped = representable(messages)
+        if shaped is None:
+            return None
+        return to_items(shaped, typed=data.draw(st.booleans()),
+                        reasoning=data.draw(st.booleans())).items
+    if name == "otel-genai":
+        return to_otel(messages, data.draw(st.booleans()))
+    return messages
+
+
+WRITTEN = ("openai", "anthropic", "openai-responses", "otel-genai")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(well_formed_sessions(), mutation_cases().map(lambda case: case[1])), st.data())
+def test_each_formats_sessions_are_detected_as_that_format(
+        messages: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Generated sessions written in each format: evidence names that format; without
+    evidence the default reading judges the same views as the format's own."""
+    name = data.draw(st.sampled_from(WRITTEN))
+    wire = _written(name, messages, data)
+    if wire is None:
+        return
+    fmt, evident = detect(wire)
+    if evident:
+        assert fmt.name == name
+    else:
+        assert fmt.name == "openai"
+        assert load_source(wire, "openai").views == load_source(wire, name).views
+
+
+def _evident(name: str, messages: list[dict[str, Any]], data: st.DataObject) -> list[Any] | None:
+    wire = _written(name, messages, data)
+    if isinstance(wire, dict):
+        wire = wire["messages"]
+    if not wire or detect(wire) != (FORMATS[name], True):
+        return None
+    return list(wire)
+
+
+@settings(max_examples=60, deadline=None)
+@given(well_formed_sessions(), well_formed_sessions(), st.data())
+def test_auto_never_guesses_between_two_formats(
+        first: list[dict[str, Any]], second: list[dict[str, Any]], data: st.DataObject) -> None:
+    """Any mix of two formats' evident messages is refused, naming both formats."""
+    one, other = data.draw(st.lists(st.sampled_from(WRITTEN), min_size=2, max_size=2,
+                                    unique=True))
+    a, b = _evident(one, first, data), _evident(other, second, data)
+    if a is None or b is None:
+        return
+    cut = data.draw(st.integers(0, len(a)))
+    mixed = [*a[:cut], *b, *a[cut:]]
+    with pytest.raises(AmbiguousFormat) as raised:
+        detect(mixed)
+    assert f"({one})" in str(raised.value) and f"({other})" in str(raised.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(PLAIN)
+def test_plain_turns_read_alike_as_openai_anthropic_and_responses(
+        messages: list[dict[str, Any]]) -> None:
+    """No evidence reads as openai: the Responses reading of plain turns has the same views."""
+    assert detect(messages) == (FORMATS["openai"], False)
+    assert load_source(messages, "openai").views == load_source(messages, "openai-responses").views

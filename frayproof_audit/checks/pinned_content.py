@@ -4,6 +4,8 @@ Role pin `system`: every before system message must still exist, identical (meta
 after; order may change, each after copy answers one before copy.
 Contains pin "Never write to production": if some before text part contains it, some after text
 part must too (any role).
+`match: equivalent`: a role pin accepts the message re-serialized (`equivalence`), a contains
+pin searches text parts joined.
 Bad:  before [system "Never write to production"] → after [system "Be brief"]  → both fail
 Good: the system message kept verbatim, the exchange summarised.
 """
@@ -13,7 +15,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
+from frayproof_audit.equivalence import EXACT
 from frayproof_audit.model import text_parts
+from frayproof_audit.prepared import pin_texts
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
@@ -40,7 +44,7 @@ def find(
             available: dict[bytes, int] = {}
             for index, view in enumerate(views):
                 if view.role == pin.role:
-                    identity = after.identity(index)
+                    identity = after.key(index, pin.match)
                     available[identity] = available.get(identity, 0) + 1
             for before_index, identity in facts.role_messages:
                 if available.get(identity, 0) > 0:
@@ -51,14 +55,16 @@ def find(
         elif (
             facts.text_index is not None
             and pin.contains is not None
-            and not any_text_contains(after, pin.contains)
+            and not any_text_contains(after, pin.contains, pin.match)
         ):
             found.append(TEXT_LOST.violation(NAME, pin_severity, "before", facts.text_index,
                                              pin=pin.name))
     return found
 
 
-def any_text_contains(snapshot: Loaded, text: str) -> bool:
+def any_text_contains(snapshot: Loaded, text: str, match: str = EXACT) -> bool:
+    if match != EXACT:
+        return any(text in run for view in snapshot.views for run in pin_texts(view.content, match))
     for view in snapshot.views:
         content = view.content
         if type(content) is str:

@@ -5,6 +5,8 @@ after, identical, at or after the retained exchanges.
 `recent_exchanges: N` — the last N closed exchanges of before appear verbatim, contiguous and
 in order in after (summaries may sit between them).
 `tool_results: complete` — a result kept for a before id keeps one of its before contents.
+`compare: equivalent` (and `latest_user_message: equivalent`) accept re-serialized messages
+and contents (`equivalence`); `exact` is frayproof's identity.
 Bad:  after drops the final user request, or truncates a kept tool result.
 Good: older exchanges replaced by a summary; the recent ones and the request kept verbatim.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
+from frayproof_audit.equivalence import EXACT
 from frayproof_audit.prepared import content_retained
 from frayproof_audit.report import Violation
 
@@ -40,8 +43,9 @@ def find(
     exchange_findings: list[Violation] = []
     cursor = 0
     spans = before.exchange_spans
+    compare = contract.retain.compare
     for number, (start, end, identities) in enumerate(before.exchanges):
-        position = _find_block(after, identities, cursor)
+        position = _find_block(after, identities, cursor, compare)
         if position is None:
             span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
             exchange_findings.append(EXCHANGE.violation(
@@ -52,7 +56,9 @@ def find(
     if before.latest_user is not None:
         before_index, identity = before.latest_user
         after_index = after.last_index("user")
-        if after_index is None or after_index < cursor or after.identity(after_index) != identity:
+        latest = contract.retain.latest_user_message or EXACT
+        if (after_index is None or after_index < cursor
+                or after.key(after_index, latest) != identity):
             found.append(LATEST.violation(NAME, severity, "before", before_index,
                                           rule="latest_user_message"))
     found.extend(exchange_findings)
@@ -61,23 +67,25 @@ def find(
             if view.role != "tool" or not view.tool_call_id:
                 continue
             contents = before.results.get(view.tool_call_id)
-            if contents is not None and not content_retained(view.content, contents):
+            if contents is not None and not content_retained(view.content, contents, compare):
                 found.append(RESULT.violation(NAME, severity, "after", index,
                                               tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
 
 
-def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int) -> int | None:
-    """Smallest p ≥ cursor where after[p:p+len] has exactly these identities."""
+def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int,
+                compare: str) -> int | None:
+    """Smallest p ≥ cursor where after[p:p+len] has exactly these keys (`Loaded.key`)."""
     length = len(identities)
     if length == 0:
         return cursor if cursor <= len(after) else None
     first = identities[0]
     views = after.views
+    key = after.identity if compare == EXACT else after.equivalence_key
     for position in range(cursor, len(after) - length + 1):
-        if views[position].role != "user" or after.identity(position) != first:
+        if views[position].role != "user" or key(position) != first:
             continue
-        if all(after.identity(position + k) == identities[k] for k in range(1, length)):
+        if all(key(position + k) == identities[k] for k in range(1, length)):
             return position
     return None
 

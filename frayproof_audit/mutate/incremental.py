@@ -36,7 +36,10 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   placement policies other than `anywhere` (at the end it splits no batch).
 - pinned_content never depends on positions (findings point into before): M's findings equal
   O's unless the edit deletes or alters a message of a pinned role or one whose text holds an
-  active contains-pin literal (or creates such text); reordering never matters.
+  active contains-pin literal (or creates such text); reordering never matters. Whether a pin
+  compares exactly or by equivalence changes only how a message's key or text is read, never
+  which messages a pin can see, so the lemma holds for both (text is read as the pin reads
+  it: parts, or joined runs).
 - retention splits into two parts. Result findings are per message: with O clean for them,
   M's are those of its new messages. Latest/exchange findings depend only on M's *skeleton*:
   each message mapped to its identity if that identity is an *anchor* (it occurs in a retained
@@ -46,10 +49,13 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   run, and collapsing preserves the order of the anchors, hence every block search and the
   cursor; the latest user message is the last anchor user or lies in the last run holding a U
   (whose identity is no anchor, so it never equals the latest one), which the collapsed form
-  also tells. An edit that leaves the collapsed skeleton unchanged leaves these findings (which
-  point into before) unchanged: changing a message without changing its symbol; deleting,
-  swapping or moving to behind a final run non-anchor messages, so long as no run empties (its
-  anchors would meet) and no run gains or loses its only U messages.
+  also tells. Under `equivalent` comparisons the same holds with each message's key under its
+  rule's comparison in place of its identity (`Loaded.key`: the blocks use `retain.compare`,
+  the latest rule its own), so an anchor's symbol holds both keys. An edit that leaves the
+  collapsed skeleton unchanged leaves these findings (which point into before) unchanged:
+  changing a message without changing its symbol; deleting, swapping or moving to behind a
+  final run non-anchor messages, so long as no run empties (its anchors would meet) and no run
+  gains or loses its only U messages.
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -58,7 +64,9 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -74,11 +82,13 @@ from frayproof_audit.checks import (
 )
 from frayproof_audit.checks.base import Check, CheckSettings
 from frayproof_audit.contract import Contract
-from frayproof_audit.model import INSTRUCTION_ROLES, has_content, text_parts
+from frayproof_audit.equivalence import EXACT, equivalence_key
+from frayproof_audit.formats.base import Format
+from frayproof_audit.model import INSTRUCTION_ROLES, has_content
 from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.mutate.local import LocalFacts
 from frayproof_audit.mutate.shape import Fresh, Original, Shape
-from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.prepared import BeforeFacts, pin_texts
 from frayproof_audit.report import Report, Violation
 from frayproof_audit.snapshot import Loaded, MessageView
 
@@ -130,19 +140,19 @@ class IncrementalEvaluator:
         contract = self.contract
         self.pinned_roles = {pin.role for pin in contract.pins if pin.role is not None}
         self.literals = [
-            pin.contains
+            (pin.contains, pin.match)
             for pin, facts in zip(contract.pins, self.facts.pins, strict=True)
             if pin.contains is not None and facts.text_index is not None
         ]
         self.pin_relevant = [self._pin_relevant(view) for view in after.views]
 
     def _pin_relevant(self, view: MessageView) -> bool:
+        """A message of a pinned role, or one whose text (as its pin reads text: parts, or
+        joined runs under `equivalent`) holds an active literal."""
         if view.role in self.pinned_roles:
             return True
-        literals = self.literals
-        return bool(literals) and any(
-            literal in part for part in text_parts(view.content) for literal in literals
-        )
+        return any(literal in text for literal, match in self.literals
+                   for text in pin_texts(view.content, match))
 
     def _prepare_retention(self, after: Loaded) -> None:
         """Split retention into its positional part and its per-result part, when running the
@@ -162,21 +172,21 @@ class IncrementalEvaluator:
         self.split_retention = True
         self.original_positional = positional
         self.results_clean = not results
-        anchors = {identity for _, _, block in facts.exchanges for identity in block}
-        if facts.latest_user is not None:
-            anchors.add(facts.latest_user[1])
-        self.anchors = anchors
-        self.skeleton: list[int | bytes] = []
+        retain = self.contract.retain
+        self.block_compare = retain.compare
+        self.latest_compare = retain.latest_user_message or EXACT
+        self.block_anchors = {key for _, _, block in facts.exchanges for key in block}
+        self.latest_anchor = None if facts.latest_user is None else facts.latest_user[1]
+        self.skeleton: list[Symbol] = []
         self.run_of: list[int] = []
         self.run_sizes: list[int] = []
         self.run_users: list[int] = []
         if self.has_positional:
             for index, view in enumerate(after.views):
-                identity = after.identity(index)
-                symbol = (identity if identity in anchors
-                          else _USER if view.role == "user" else _OTHER)
+                symbol = self._symbol(after.wire[index], view,
+                                      functools.partial(after.key, index))
                 self.skeleton.append(symbol)
-                if type(symbol) is bytes:
+                if type(symbol) is not int:
                     self.run_of.append(-1)
                     continue
                 if not self.run_of or self.run_of[-1] < 0:
@@ -366,11 +376,29 @@ class IncrementalEvaluator:
                 return False  # a run vanishes (anchors meet), or gains or loses its only users
         return True
 
-    def _symbol(self, message: dict[str, Any], view: MessageView) -> int | bytes:
-        identity = self.after.format.identity(message)
-        if identity in self.anchors:
-            return identity
-        return _USER if view.role == "user" else _OTHER
+    def _symbol(self, message: dict[str, Any], view: MessageView,
+                key: Callable[[str], bytes] | None = None) -> Symbol:
+        """The message's skeleton symbol: its anchor keys if it is an anchor, else U or O.
+
+        An anchor is a message whose key under the blocks' comparison is a block key, or
+        whose key under the latest rule's comparison is the latest one's; the symbol holds
+        both keys (None where it is no anchor), so equal symbols decide every block search
+        and the latest test alike, whichever comparison each rule uses.
+        """
+        if key is None:
+            key = functools.partial(_message_key, self.after.format, message)
+        block_anchor = latest_anchor = None
+        if self.block_anchors:
+            block = key(self.block_compare)
+            if block in self.block_anchors:
+                block_anchor = block
+        if self.latest_anchor is not None:
+            latest = key(self.latest_compare)
+            if latest == self.latest_anchor:
+                latest_anchor = latest
+        if block_anchor is None and latest_anchor is None:
+            return _USER if view.role == "user" else _OTHER
+        return block_anchor, latest_anchor
 
 
 def _only_arguments(effects: Effects) -> bool:
@@ -379,5 +407,12 @@ def _only_arguments(effects: Effects) -> bool:
         arguments_changed=effects.arguments_changed)
 
 
+def _message_key(fmt: Format, message: dict[str, Any], compare: str) -> bytes:
+    """A neutral message dict's key under `compare` (as `Loaded.key` computes it)."""
+    return fmt.identity(message) if compare == EXACT else equivalence_key(message)
+
+
 _OTHER = 0
 _USER = 1
+Symbol = int | tuple[bytes | None, bytes | None]
+"""A skeleton symbol: U or O (ints), or an anchor's (block key, latest key)."""

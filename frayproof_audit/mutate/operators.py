@@ -19,8 +19,15 @@ from dataclasses import dataclass
 from functools import partial
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.equivalence import EXACT, text_runs
 from frayproof_audit.errors import InputError
-from frayproof_audit.model import INSTRUCTION_ROLES, first_nonblank, has_content, text_parts
+from frayproof_audit.model import (
+    INSTRUCTION_ROLES,
+    edited_copy,
+    first_nonblank,
+    has_content,
+    text_parts,
+)
 from frayproof_audit.mutate import arguments
 from frayproof_audit.mutate.edits import (
     AppendCallCopy,
@@ -126,6 +133,11 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
             if pin_facts.text_index is None:
                 continue
             holders = tuple(i for i, texts in enumerate(parts) if any(literal in t for t in texts))
+            if pin.match != EXACT:
+                joined = _joined_holders(after, literal)
+                if joined is None:
+                    continue
+                holders = joined
             if holders:
                 found.append(Candidate(
                     "remove_pinned_text", f"Delete the text pinned by {pin.name!r}.", holders[0],
@@ -139,7 +151,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
                 if view.role != pin.role:
                     continue
                 text = first_nonblank(parts[index])
-                if text is not None and after.identity(index) in protected:
+                if text is not None and after.key(index, pin.match) in protected:
                     found.append(Candidate(
                         "remove_pinned_text", f"Alter the message pinned by {pin.name!r}.",
                         index, f"pin:{pin.name}@{site(after, index)}",
@@ -160,6 +172,19 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
 
 def _remove(part: str, literal: str) -> str:
     return remove_literal(part, literal)
+
+
+def _joined_holders(after: Loaded, literal: str) -> tuple[int, ...] | None:
+    """For a `match: equivalent` contains pin, which reads text parts joined: the messages
+    holding the literal, or None when removing it from each part would leave it split across
+    parts somewhere (no text edit makes that mutant, so none is offered)."""
+    holders = tuple(i for i, view in enumerate(after.views)
+                    if any(literal in run for run in text_runs(view.content)))
+    edit = partial(_remove, literal=literal)
+    if any(literal in run for i in holders
+           for run in text_runs(edited_copy(after.wire[i], edit).get("content"))):
+        return None
+    return holders
 
 
 def swap_call_result(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
