@@ -132,7 +132,8 @@ def test_stats_formats(corpus: tuple[Path, Path], tmp_path: Path) -> None:
     assert "1 committed run(s)" in table and "tool_pair_integrity" in table and "survival_rate" in table
     data = json.loads(run_cli("stats", str(out), "--format", "json", "--by", "compactor").stdout)
     assert data["by"] == ["compactor"] and data["runs"] == 1
-    assert {row["compactor"] for row in data["checks"] if row["failing_pairs"]} == {"drop_result", "drop_system"}
+    failing = {row["compactor"] for row in data["checks"] if row["failing_pairs"]}
+    assert failing == {"drop_result", "drop_system"}
     assert {row["compactor"] for row in data["codes"] if row["findings"]} == {"drop_result", "drop_system"}
     assert all(row["code"] for row in data["codes"])
     csv_text = run_cli("stats", str(out), "--format", "csv", "--by", "log_date").stdout

@@ -68,7 +68,8 @@ def test_summary_and_stats_agree_on_every_check_metric(tmp_path: Path) -> None:
     stats = compute_stats(out).checks.filter(pl.col("findings") > 0)  # the summary omits zeros
     shared = ["check", "findings", "pairs_affected", "failing_pairs"]
     from_summary = [{k: row[k] for k in shared} for row in summary.to_dict()["checks"]]
-    assert from_summary and sorted(from_summary, key=lambda r: r["check"]) == stats.select(shared).sort("check").to_dicts()
+    expected = stats.select(shared).sort("check").to_dicts()
+    assert from_summary and sorted(from_summary, key=lambda r: r["check"]) == expected
     (run,) = read_table(out, "runs").collect().to_dicts()
     assert run["argv"] == ["frayproof-audit", "audit", "a.jsonl"]
     statuses = read_table(out, "pairs").group_by("status").len().collect()
