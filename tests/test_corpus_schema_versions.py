@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset_reader import committed_files
+from frayproof_audit.corpus.selection import MixedContracts
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
 
@@ -28,8 +29,10 @@ GENERATED = "tests/data/v1/generated-corpus"
 DATA_TABLES = ("pairs", "findings", "mutants")
 V1_AUDITS = {
     # fixture: (run id, inputs, contract, options) exactly as tests/data/v1/build.py ran them
-    "example-dataset": ("v1-example", "examples/corpus", "examples/audit_contract.yaml", {}),
-    "generated-dataset": ("v1-generated", GENERATED, f"{GENERATED}/contract.yaml",
+    # (the example corpus has grown since: the four nights it held then)
+    "example-dataset": ("v1-example", tuple(f"examples/corpus/2025-06-0{n}" for n in (2, 3, 4, 5)),
+                        "examples/audit_contract.yaml", {}),
+    "generated-dataset": ("v1-generated", (GENERATED,), f"{GENERATED}/contract.yaml",
                           {"max_record_bytes": 5000, "shard_bytes": 12000}),
 }
 RENAMED_REASONS = {
@@ -46,7 +49,7 @@ RUN_COUNTS = ("pairs", "passed", "failed", "input_errors", "shards", "mutants_ca
 def _audit_like_v1(fixture: str, out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_id, inputs, contract, options = V1_AUDITS[fixture]
     monkeypatch.chdir(REPO)  # relative inputs: the `source` columns match the fixture's
-    audit([inputs], contract, str(out), jobs=1, run_id=run_id, fail_on=("none",), **options)
+    audit(list(inputs), contract, str(out), jobs=1, run_id=run_id, fail_on=("none",), **options)
 
 
 def _file_versions(out: Path, table: str) -> set[str]:
@@ -150,15 +153,22 @@ def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     assert set(codes.filter(pl.col("run_id") == "v1-example")["code"].to_list()) == {None}
     new = codes.filter(pl.col("run_id") == "z-new")
     assert new.height > 0 and new["code"].null_count() == 0
+    # the two runs were judged by different contracts: grouped by run, each keeps its own
+    assert stats.contract is None and set(stats.checks["run_id"]) == {"v1-example", "z-new"}
     # per check, the codes add up to the check's row; pairs checked and rates follow the check's
-    per_check = codes.group_by("run_id", "check").agg(pl.col("findings", "errors", "warnings").sum())
-    totals = stats.checks.select("run_id", "check", "findings", "errors", "warnings")
+    per_check = (codes.group_by("run_id", "check").agg(pl.col("findings", "errors", "warnings").sum())
+                 .filter(pl.col("findings") > 0))
+    totals = (stats.checks.filter(pl.col("findings") > 0)
+              .select("run_id", "check", "findings", "errors", "warnings"))
     assert_frame_equal(per_check, totals, check_row_order=False)
     findings = read_table(out, "findings").collect()
     assert codes["findings"].sum() == findings.height
     assert "Condition codes" in stats.to_text() and stats.to_dict()["codes"][0]["run_id"] == "v1-example"
     tidy = stats.tidy()
-    assert tidy.columns[-1] == "code" and set(tidy["table"]) == {"checks", "codes", "operators"}
+    assert tidy.columns[-1] == "code"
+    assert set(tidy["table"]) == {"pairs", "checks", "codes", "operators"}
+    with pytest.raises(MixedContracts, match="runs v1-example"):
+        compute_stats(out)
 
 
 def test_duckdb_reads_mixed_findings_by_name(tmp_path: Path) -> None:
