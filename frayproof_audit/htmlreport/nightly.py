@@ -29,7 +29,7 @@ def interval(p: float, total: int, z: float = Z95) -> tuple[float, float]:
     denominator = 1 + z * z / total
     centre = (p + z * z / (2 * total)) / denominator
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # exact at 0 and 1
 
 
 def survival_by_night(mutants: pl.LazyFrame) -> pl.LazyFrame:

@@ -48,7 +48,7 @@ def _cell(value: Any, kind: str, column: str) -> str:
         raw = "" if value is None else str(int(value))
         return f'<td class="n" data-col="{column}" data-value="{raw}">{_int(value)}</td>'
     if isinstance(value, date | datetime):
-        value = value.isoformat(timespec="seconds") if isinstance(value, datetime) else value.isoformat()
+        value = value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else value.isoformat()
     text = "–" if value is None else str(value)
     return f'<td data-col="{column}">{_e(text)}</td>'
 
