@@ -13,14 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.selection import MixedContracts
 from frayproof_audit.htmlreport import ReportConfig, ReportError, gather, write_report
-from frayproof_audit.htmlreport.nightly import wilson, with_baseline
 from frayproof_audit.htmlreport.svg import BandPoint, Point, rate_chart
 from tests.corpus_support import line, record, write_jsonl
 from tests.helpers import run_cli
 from tests.report_support import (
     HOSTILE_COMPACTOR,
-    HOSTILE_PAIR,
     assert_tables_match,
     build_dataset,
     read_page,
@@ -107,7 +106,7 @@ def test_runs_of_different_contracts_are_never_added_up(tmp_path: Path) -> None:
     data = gather(ReportConfig(str(out), str(tmp_path / "r.html")))
     assert data.runs["run_id"].to_list() == ["new"] and data.left_out == ("old",)
     assert data.totals.pairs == 8
-    with pytest.raises(ReportError, match="different contracts"):
+    with pytest.raises(MixedContracts, match="2 different contracts"):
         gather(ReportConfig(str(out), str(tmp_path / "r.html"), runs=("old", "new")))
     assert gather(ReportConfig(str(out), str(tmp_path / "r.html"), runs=("old",))).left_out == ()
     result = run_cli("report", out, "-o", tmp_path / "r.html")
@@ -129,31 +128,6 @@ def test_cli_writes_the_page_and_refuses_bad_input(dataset: Path, tmp_path: Path
     shutil.rmtree(empty / "runs")
     (empty / "runs").mkdir()
     assert "no committed run" in run_cli("report", empty, "-o", target, expect=2).stderr
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 500), st.integers(1, 500))
-def test_wilson_interval_holds_the_rate(hits: int, total: int) -> None:
-    hits = min(hits, total)
-    low, high = wilson(hits, total) or (-1.0, -1.0)
-    assert 0 <= low <= hits / total <= high <= 1
-    assert wilson(0, 0) is None
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=12), st.integers(1, 5))
-def test_baseline_is_the_median_of_earlier_nights_only(counts: list[tuple[int, int]], nights: int) -> None:
-    counts = [(min(h, t), t) for h, t in counts]
-    out = with_baseline(counts, nights)
-    assert len(out) == len(counts)
-    for i, (centre, low, high) in enumerate(out):
-        earlier = [h / t for h, t in counts[:i] if t][-nights:]
-        if not earlier:
-            assert centre is None
-            continue
-        assert centre is not None and min(earlier) <= centre <= max(earlier)
-        if counts[i][1]:
-            assert low is not None and high is not None and low <= centre <= high
 
 
 labels = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=20)

@@ -32,6 +32,7 @@ table.data th,table.data td{border-bottom:1px solid var(--line);padding:3px 10px
 vertical-align:top}
 table.data th{cursor:pointer;user-select:none;font-weight:600;background:var(--panel)}
 table.data td.n{text-align:right}
+table.data td.d{white-space:nowrap}
 .grid{display:flex;flex-wrap:wrap;gap:8px}
 svg.chart{background:var(--panel);border:1px solid var(--line);border-radius:6px}
 svg .ct{font-size:12px;font-weight:600;fill:var(--fg)}

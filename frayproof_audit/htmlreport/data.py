@@ -3,27 +3,45 @@
 The report is a view of committed runs judged by one contract: numbers of runs made with
 different contracts are never added up. Unless `--run` picks runs, the report covers the runs
 that share the latest run's contract (its fingerprint, the hash of what it means) and names
-the runs it left out.
+the runs it left out. The per-night series and their baselines are `trends.compute_trend`'s,
+the same numbers `frayproof-audit trend` prints and gates on.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from typing import Any
 
 import polars as pl
 
-from frayproof_audit.checks import BY_KEY, CHECK_NAMES
+from frayproof_audit.checks import CHECK_NAMES
 from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.errors import InputError
+from frayproof_audit.corpus.selection import (
+    RunInfo,
+    Selection,
+    active_conditions,
+    contract_of,
+    one_contract,
+    runs_in,
+    short,
+)
+from frayproof_audit.corpus.wilson import wilson
 from frayproof_audit.htmlreport.config import ReportConfig, ReportError
-from frayproof_audit.htmlreport.nightly import failure_by_night, survival_by_night, wilson, with_baseline
-from frayproof_audit.mutate.operators import OPERATORS, get_operator
-
-DETAIL_CAP = 15
-"""Findings, and surviving mutants, shown per pair; the rest are counted."""
+from frayproof_audit.htmlreport.tables import (
+    check_table,
+    code_table,
+    compactor_table,
+    nights_table,
+    operator_table,
+    order,
+    with_intervals,
+    with_zero_checks,
+)
+from frayproof_audit.htmlreport.worst import PairDetail, worst_pairs
+from frayproof_audit.mutate.operators import OPERATORS
+from frayproof_audit.trends.series import Trend, TrendConfig, TrendError, compute_trend
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,61 +72,24 @@ class Totals:
 @dataclass(frozen=True, slots=True)
 class Night:
     """One night of a series: `hits` of `total` (survivors of mutants judged, or failing pairs
-    of pairs checked), the 95% interval, and the trailing baseline with its band."""
+    of pairs checked), the rate's 95% interval, and the baseline with its band (the median,
+    lowest and highest rate of the earlier nights it is compared with)."""
 
     night: date
     hits: int
     total: int
+    rate: float | None
     low: float | None
     high: float | None
-    baseline: float | None
-    band_low: float | None
-    band_high: float | None
-
-    @property
-    def rate(self) -> float | None:
-        return self.hits / self.total if self.total else None
+    baseline: float | None = None
+    band_low: float | None = None
+    band_high: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Series:
     name: str
     nights: tuple[Night, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    check: str
-    code: str | None
-    severity: str
-    where: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Survivor:
-    operator: str
-    sites: tuple[str, ...]
-    description: str
-    rule: str
-    """The contract rule that would catch it (the operator's survivor hint)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PairDetail:
-    run_id: str
-    pair_id: str
-    compactor: str | None
-    night: date
-    source: str
-    source_row: int
-    errors: int
-    warnings: int
-    survived: int
-    findings: tuple[Finding, ...]
-    more_findings: int
-    survivors: tuple[Survivor, ...]
-    more_survivors: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +111,14 @@ class ReportData:
     codes: pl.DataFrame
     compactors: pl.DataFrame
     operators: pl.DataFrame
-    failure_trend: Series
-    """Pairs failing any check, per night."""
+    streaks: pl.DataFrame
+    """Compactor × check pairs that ever failed: since when, and the current streak."""
+    failure_trend: Series | None
+    """Pairs failing any check, per night (None: no pair had a `logged_at`)."""
     check_trends: tuple[Series, ...]
     operator_trends: tuple[Series, ...]
+    undated: int
+    """Pairs with no usable `logged_at`: in the tables, not in the per-night charts."""
     failing_pairs: tuple[PairDetail, ...]
     failing_total: int
     blind_pairs: tuple[PairDetail, ...]
@@ -142,303 +127,113 @@ class ReportData:
 
 _RUN_COLUMNS = ("run_id", "started_at", "pairs", "passed", "failed", "input_errors", "engine_errors",
                 "mutants_caught", "mutants_survived", "mutants_skipped", "not_audited_shards",
-                "contract_path", "contract_sha256", "contract_fingerprint", "contract_text")
+                "contract_path")
 
 
-def _contract_key() -> pl.Expr:
-    """Runs are comparable when their contracts mean the same; runs older than the fingerprint
-    fall back to the hash of the contract text."""
-    return pl.coalesce(pl.col("contract_fingerprint"), pl.lit("sha256:") + pl.col("contract_sha256"))
-
-
-def choose_runs(out: str | os.PathLike[str], runs: Sequence[str]) -> tuple[pl.DataFrame, tuple[str, ...]]:
-    """The runs the report covers (sorted by start) and the committed runs it leaves out."""
-    every = (read_table(out, "runs").select(*_RUN_COLUMNS).with_columns(_contract_key().alias("contract_key"))
-             .sort("started_at", "run_id").collect())
-    if every.height == 0:
-        raise ReportError(f"'{out}' holds no committed run: audit into it first")
-    if runs:
-        unknown = sorted(set(runs) - set(every["run_id"]))
-        if unknown:
-            raise ReportError(f"no committed run {', '.join(map(repr, unknown))} in '{out}'"
-                              f" (runs: {_names(every['run_id'].to_list())})")
-        every = every.filter(pl.col("run_id").is_in(list(runs)))
-        keys = every["contract_key"].unique().to_list()
-        if len(keys) > 1:
-            groups = [_names(every.filter(pl.col("contract_key") == key)["run_id"].to_list()) for key in keys]
-            raise ReportError("the runs were judged with different contracts, whose numbers cannot be "
-                              "added up: " + "; ".join(groups) + ". Pick runs of one contract with --run")
+def choose_runs(config: ReportConfig) -> tuple[list[RunInfo], tuple[str, ...]]:
+    """The runs the report covers (oldest first) and the committed runs it leaves out because
+    another contract judged them. Runs named with `--run` must share one contract."""
+    every = runs_in(config.out, Selection(runs=config.runs))
+    if not every:
+        raise ReportError(f"'{config.out}' holds no committed run with pairs: audit into it first")
+    if config.runs:
+        one_contract(every)  # MixedContracts, naming the runs of each contract
         return every, ()
-    latest = every["contract_key"][-1]
-    chosen = every.filter(pl.col("contract_key") == latest)
-    return chosen, tuple(every.filter(pl.col("contract_key") != latest)["run_id"].to_list())
+    latest = every[-1].contract
+    return ([run for run in every if run.contract == latest],
+            tuple(run.run_id for run in every if run.contract != latest))
 
 
-def _names(items: list[str], cap: int = 8) -> str:
+def _names(items: Sequence[str], cap: int = 20) -> str:
     shown = ", ".join(items[:cap])
     return shown + (f" and {len(items) - cap} more" if len(items) > cap else "")
 
 
-def _active_checks(contract_text: str) -> list[str]:
-    """The checks the contract enables, in report order (empty when its text cannot be parsed
-    here, e.g. tool schemas in files that moved: then the checks with findings stand alone)."""
-    from frayproof_audit.contract import parse_contract
-
-    try:
-        contract = parse_contract(contract_text)
-    except (InputError, OSError):
-        return []
-    return [BY_KEY[key].name for key, settings in contract.checks.items()
-            if settings.enabled and key in BY_KEY]
-
-
-def _order(names: Sequence[str], known: Sequence[str]) -> list[str]:
-    position = {name: i for i, name in enumerate(known)}
-    return sorted(set(names), key=lambda name: (position.get(name, len(known)), name))
-
-
 def gather(config: ReportConfig) -> ReportData:
-    """Read the dataset once per table and compute every section of the report."""
+    """Read the dataset and compute every section of the report."""
     if config.worst < 0 or config.baseline < 1:
         raise ReportError("the worst-pairs cap must be 0 or more and --baseline at least 1 night")
-    runs, left_out = choose_runs(config.out, config.runs)
-    run_ids = runs["run_id"].to_list()
-
-    def scan(table: str) -> pl.LazyFrame:
-        frame = read_table(config.out, table).filter(pl.col("run_id").is_in(run_ids))
-        if config.compactors:
-            frame = frame.filter(pl.col("compactor").is_in(list(config.compactors)))
-        return frame
-
-    pairs, findings, mutants = scan("pairs"), scan("findings"), scan("mutants")
+    runs, left_out = choose_runs(config)
+    selection = Selection(runs=tuple(run.run_id for run in runs), compactors=config.compactors)
+    pairs, findings, mutants = (selection.apply(read_table(config.out, table))
+                                for table in ("pairs", "findings", "mutants"))
     if config.compactors:
-        seen = set(pairs.select(pl.col("compactor").unique()).collect()["compactor"].to_list())
-        missing = sorted(set(config.compactors) - seen)
-        if missing:
-            known = (read_table(config.out, "pairs").filter(pl.col("run_id").is_in(run_ids))
-                     .select(pl.col("compactor").drop_nulls().unique().sort()).collect()["compactor"])
-            raise ReportError(f"no pairs of compactor {', '.join(map(repr, missing))} in the chosen runs"
-                              f" (compactors: {_names(known.to_list(), 20)})")
-    latest = runs.row(runs.height - 1, named=True)
-    active = _active_checks(latest["contract_text"])
-    (nights, checks, codes, compactors, operators, by_night_ops, by_night_checks,
-     status_counts, mutant_counts) = pl.collect_all([
-        _nights(pairs), _check_table(pairs, findings), _code_table(pairs, findings),
-        _compactor_table(pairs, mutants), _operator_table(mutants),
-        survival_by_night(mutants), failure_by_night(pairs, findings),
+        _known_compactors(config, pairs, selection)
+    (nights, checks, codes, compactors, operators, status_counts, mutant_counts, run_rows) = pl.collect_all([
+        nights_table(pairs), check_table(pairs, findings), code_table(pairs, findings),
+        compactor_table(pairs, mutants), operator_table(mutants),
         pairs.group_by("status").len(), mutants.group_by("status").len(),
+        read_table(config.out, "runs").filter(pl.col("run_id").is_in(list(selection.runs)))
+        .select(*_RUN_COLUMNS).sort("started_at", "run_id"),
     ])
-    status = dict(status_counts.iter_rows())
-    mutant_status = dict(mutant_counts.iter_rows())
-    checks = _with_zero_checks(checks, active, int(nights["checked"].sum()))
-    operators = _with_intervals(operators)
+    status, mutant_status = dict(status_counts.iter_rows()), dict(mutant_counts.iter_rows())
+    active = list(active_conditions(contract_of(runs)))
     night_list = nights["log_date"].to_list()
-    totals = Totals(
-        runs=runs.height, first_night=night_list[0] if night_list else None,
-        last_night=night_list[-1] if night_list else None, pairs=sum(status.values()),
-        passed=status.get("pass", 0), failed=status.get("fail", 0),
-        input_errors=status.get("input_error", 0), engine_errors=status.get("engine_error", 0),
-        caught=mutant_status.get("caught", 0), survived=mutant_status.get("survived", 0),
-        skipped=mutant_status.get("skipped", 0),
-    )
-    failing, failing_total = _worst(pairs, findings, mutants, "fail", config.worst)
-    blind, blind_total = _worst(pairs, findings, mutants, "blind", config.worst)
+    try:
+        trend: Trend | None = compute_trend(TrendConfig(config.out, selection, "night", config.baseline))
+    except TrendError:  # no pair has a logged_at: there are no nights to chart
+        trend = None
+    failing, failing_total = worst_pairs(pairs, findings, mutants, "fail", config.worst)
+    blind, blind_total = worst_pairs(pairs, findings, mutants, "blind", config.worst)
+    latest = run_rows.row(run_rows.height - 1, named=True)
     return ReportData(
-        out=str(config.out), generated_at=datetime.now(UTC), config=config, totals=totals,
-        runs=runs.drop("contract_text"), left_out=left_out,
-        contract_text=latest["contract_text"], contract_path=latest["contract_path"],
-        contract_key=latest["contract_key"], nights=nights, checks=checks, codes=codes,
-        compactors=compactors, operators=operators,
-        failure_trend=_series(
-            nights.select("log_date", pl.lit("all checks").alias("name"), "failed", "checked"),
-            "name", "failed", "checked", night_list, ["all checks"], config.baseline)[0],
-        check_trends=_series(by_night_checks, "check", "failing", "total", night_list,
-                             _order(checks["check"].to_list(), CHECK_NAMES), config.baseline, nights),
-        operator_trends=_series(by_night_ops, "operator", "survived", "applicable", night_list,
-                                _order(operators["operator"].to_list(), OPERATORS), config.baseline),
+        out=str(config.out), generated_at=datetime.now(UTC), config=config,
+        totals=Totals(
+            runs=len(runs), first_night=night_list[0] if night_list else None,
+            last_night=night_list[-1] if night_list else None, pairs=sum(status.values()),
+            passed=status.get("pass", 0), failed=status.get("fail", 0),
+            input_errors=status.get("input_error", 0), engine_errors=status.get("engine_error", 0),
+            caught=mutant_status.get("caught", 0), survived=mutant_status.get("survived", 0),
+            skipped=mutant_status.get("skipped", 0)),
+        runs=run_rows, left_out=left_out, contract_text=runs[-1].contract_text,
+        contract_path=latest["contract_path"], contract_key=short(runs[-1].contract),
+        nights=nights, checks=with_zero_checks(checks, active, int(nights["checked"].sum())),
+        codes=codes, compactors=compactors, operators=with_intervals(operators),
+        streaks=trend.streaks if trend is not None else pl.DataFrame(),
+        failure_trend=_failure_trend(trend), undated=trend.undated if trend is not None else 0,
+        check_trends=_series(trend, "checks", "check", "failing_pairs", "pairs_checked", CHECK_NAMES),
+        operator_trends=_series(trend, "operators", "operator", "survived", "applicable", OPERATORS),
         failing_pairs=failing, failing_total=failing_total, blind_pairs=blind, blind_total=blind_total,
     )
 
 
-def _rate(hits: str, total: str, name: str) -> pl.Expr:
-    return pl.when(pl.col(total) > 0).then(pl.col(hits) / pl.col(total)).alias(name)
+def _known_compactors(config: ReportConfig, pairs: pl.LazyFrame, selection: Selection) -> None:
+    seen = set(pairs.select(pl.col("compactor").unique()).collect()["compactor"].to_list())
+    missing = [name for name in config.compactors if name not in seen]
+    if missing:
+        known = (read_table(config.out, "pairs").filter(pl.col("run_id").is_in(list(selection.runs)))
+                 .select(pl.col("compactor").drop_nulls().unique().sort()).collect()["compactor"])
+        raise ReportError(f"no pairs of compactor {', '.join(map(repr, missing))} in the chosen runs"
+                          f" (compactors: {_names(known.to_list())})")
 
 
-def _count(condition: pl.Expr, name: str) -> pl.Expr:
-    return condition.sum().cast(pl.Int64).alias(name)
+def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: str,
+            known: Sequence[str]) -> tuple[Series, ...]:
+    """One series per name of one of the trend's frames, in registry order."""
+    if trend is None:
+        return ()
+    frame: pl.DataFrame = getattr(trend, frame_name)
+    out = []
+    for name in order(frame[key].unique().to_list(), known):
+        rows = frame.filter(pl.col(key) == name).sort(trend.period).iter_rows(named=True)
+        out.append(Series(name, tuple(_night(row, trend.period, hits, total) for row in rows)))
+    return tuple(out)
 
 
-def _nights(pairs: pl.LazyFrame) -> pl.LazyFrame:
-    status = pl.col("status")
-    return (
-        pairs.group_by("log_date")
-        .agg(pl.len().cast(pl.Int64).alias("pairs"), _count(status == "pass", "passed"),
-             _count(status == "fail", "failed"), _count(status == "input_error", "input_errors"),
-             _count(status == "engine_error", "engine_errors"))
-        .with_columns((pl.col("passed") + pl.col("failed")).alias("checked"))
-        .with_columns(_rate("failed", "checked", "failure_rate"))
-        .sort("log_date")
-    )
+def _night(row: dict[str, Any], period: str, hits: str, total: str) -> Night:
+    return Night(row[period], row[hits], row[total], row["rate"], row["low"], row["high"],
+                 row["baseline"], row["baseline_min"], row["baseline_max"])
 
 
-def _checked(pairs: pl.LazyFrame) -> pl.LazyFrame:
-    return (pairs.filter(pl.col("status").is_in(["pass", "fail"]))
-            .select(pl.len().cast(pl.Int64).alias("checked")))
-
-
-def _finding_counts(findings: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    pair = pl.struct("run_id", "pair_id")
-    return findings.group_by(keys).agg(
-        pl.len().cast(pl.Int64).alias("findings"),
-        _count(pl.col("severity") == "error", "errors"),
-        _count(pl.col("severity") == "warning", "warnings"),
-        pair.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64).alias("failing_pairs"),
-    )
-
-
-def _check_table(pairs: pl.LazyFrame, findings: pl.LazyFrame) -> pl.LazyFrame:
-    return (_finding_counts(findings, ["check"]).join(_checked(pairs), how="cross")
-            .with_columns(_rate("failing_pairs", "checked", "failure_rate")))
-
-
-def _code_table(pairs: pl.LazyFrame, findings: pl.LazyFrame) -> pl.LazyFrame:
-    return (_finding_counts(findings, ["check", "code"]).join(_checked(pairs), how="cross")
-            .with_columns(_rate("failing_pairs", "checked", "failure_rate"))
-            .sort(["failing_pairs", "findings", "check", "code"], descending=[True, True, False, False],
-                  nulls_last=True))
-
-
-def _with_zero_checks(checks: pl.DataFrame, active: list[str], checked: int) -> pl.DataFrame:
-    """Every active check gets a row, 0 where it found nothing: a check that never fails is a
-    result worth seeing, not a missing line."""
-    absent = [name for name in active if name not in set(checks["check"].to_list())]
-    if absent:
-        zeros = pl.DataFrame({"check": absent}).with_columns(
-            *(pl.lit(0, pl.Int64).alias(c) for c in ("findings", "errors", "warnings", "failing_pairs")),
-            pl.lit(checked, pl.Int64).alias("checked"),
-            pl.lit(0.0 if checked else None, pl.Float64).alias("failure_rate"),
-        )
-        checks = pl.concat([checks, zeros.select(checks.columns)], how="vertical_relaxed")
-    order = _order(checks["check"].to_list(), CHECK_NAMES)
-    return checks.with_columns(pl.col("check").replace_strict(order, list(range(len(order))),
-                                                              return_dtype=pl.Int64).alias("_o")
-                               ).sort("_o").drop("_o")
-
-
-def _compactor_table(pairs: pl.LazyFrame, mutants: pl.LazyFrame) -> pl.LazyFrame:
-    status = pl.col("status")
-    by_pairs = (
-        pairs.group_by("compactor")
-        .agg(pl.len().cast(pl.Int64).alias("pairs"), _count(status == "pass", "passed"),
-             _count(status == "fail", "failed"), _count(status == "input_error", "input_errors"))
-        .with_columns((pl.col("passed") + pl.col("failed")).alias("checked"))
-        .with_columns(_rate("failed", "checked", "failure_rate"))
-    )
-    by_mutants = (
-        mutants.filter(status.is_in(["caught", "survived"])).group_by("compactor")
-        .agg(pl.len().cast(pl.Int64).alias("mutants"), _count(status == "survived", "survived"))
-    )
-    return (
-        by_pairs.join(by_mutants, on="compactor", how="left", nulls_equal=True)
-        .with_columns(pl.col("mutants", "survived").fill_null(0))
-        .with_columns(_rate("survived", "mutants", "survival_rate"))
-        .sort(["failure_rate", "compactor"], descending=[True, False], nulls_last=True)
-    )
-
-
-def _operator_table(mutants: pl.LazyFrame) -> pl.LazyFrame:
-    status = pl.col("status")
-    return (
-        mutants.group_by("operator")
-        .agg(_count(status == "caught", "caught"), _count(status == "survived", "survived"),
-             _count(status == "skipped", "skipped"))
-        .with_columns((pl.col("caught") + pl.col("survived")).alias("applicable"))
-        .with_columns(_rate("survived", "applicable", "survival_rate"))
-        .select("operator", "applicable", "caught", "survived", "skipped", "survival_rate")
-        .sort("operator")
-    )
-
-
-def _with_intervals(operators: pl.DataFrame) -> pl.DataFrame:
-    """The operators table in registry order, each row with the 95% (Wilson) interval of its
-    survival rate, so 1 survivor of 3 does not read like a third of all faults getting through."""
-    rows = {row["operator"]: row for row in operators.to_dicts()}
-    ordered = [rows[name] for name in _order(list(rows), OPERATORS)]
-    bounds = [wilson(row["survived"], row["applicable"]) or (None, None) for row in ordered]
-    return pl.DataFrame(ordered, schema=operators.schema).with_columns(
-        pl.Series("low", [b[0] for b in bounds], dtype=pl.Float64),
-        pl.Series("high", [b[1] for b in bounds], dtype=pl.Float64),
-    )
-
-
-def _series(frame: pl.DataFrame, key: str, hits: str, total: str, nights: list[date], names: list[str],
-            baseline: int, night_totals: pl.DataFrame | None = None) -> tuple[Series, ...]:
-    counts = {(row["log_date"], row[key]): (row[hits], row[total]) for row in frame.to_dicts()}
-    checked = dict(night_totals.select("log_date", "checked").iter_rows()) if night_totals is not None else {}
-    series = []
-    for name in names:
-        points = [counts.get((night, name), (0, checked.get(night, 0))) for night in nights]
-        baselines = with_baseline(points, baseline)
-        rows = []
-        for night, (h, t), (centre, band_low, band_high) in zip(nights, points, baselines, strict=True):
-            low, high = wilson(h, t) or (None, None)
-            rows.append(Night(night, h, t, low, high, centre, band_low, band_high))
-        series.append(Series(name, tuple(rows)))
-    return tuple(series)
-
-
-def _where(snapshot: str, index: int | None, call_id: str | None, pin: str | None, rule: str | None) -> str:
-    where = f"{snapshot}[{index}]" if index is not None else snapshot
-    labelled = (("call", call_id), ("pin", pin), ("rule", rule))
-    extra = [f"{label} {value}" for label, value in labelled if value]
-    return where + (f" ({', '.join(extra)})" if extra else "")
-
-
-def _worst(pairs: pl.LazyFrame, findings: pl.LazyFrame, mutants: pl.LazyFrame, kind: str,
-           cap: int) -> tuple[tuple[PairDetail, ...], int]:
-    """The failing pairs with the most errors (`fail`), or the passing pairs with the most
-    surviving mutants (`blind`), with their findings and survivors."""
-    if kind == "fail":
-        chosen = pairs.filter(pl.col("status") == "fail")
-        order = ["errors", "warnings", "log_date", "pair_id"]
-    else:
-        chosen = pairs.filter(pl.col("mutants_survived") > 0)
-        order = ["mutants_survived", "log_date", "pair_id"]
-    chosen = chosen.sort(order, descending=[True] * (len(order) - 2) + [False, False], nulls_last=True)
-    total, top = pl.collect_all([chosen.select(pl.len()), chosen.head(cap)])
-    if top.height == 0:
-        return (), int(total.item())
-    keys = top.select("run_id", "pair_id").lazy()
-    found, survived = pl.collect_all([
-        findings.join(keys, on=["run_id", "pair_id"], how="semi"),
-        mutants.filter(pl.col("status") == "survived").join(keys, on=["run_id", "pair_id"], how="semi"),
-    ])
-    by_pair_findings: dict[tuple[str, str], list[Finding]] = {}
-    for row in found.iter_rows(named=True):
-        by_pair_findings.setdefault((row["run_id"], row["pair_id"]), []).append(Finding(
-            row["check"], row["code"], row["severity"],
-            _where(row["snapshot"], row["message_index"], row["tool_call_id"], row["pin"], row["rule"]),
-            row["message"]))
-    by_pair_survivors: dict[tuple[str, str], list[Survivor]] = {}
-    for row in survived.iter_rows(named=True):
-        rule = row["reason"] or _hint(row["operator"])
-        by_pair_survivors.setdefault((row["run_id"], row["pair_id"]), []).append(Survivor(
-            row["operator"], tuple(row["sites"]), row["description"] or "", rule))
-    details = []
-    for row in top.iter_rows(named=True):
-        key = (row["run_id"], row["pair_id"])
-        items = by_pair_findings.get(key, [])
-        survivors = by_pair_survivors.get(key, [])
-        details.append(PairDetail(
-            row["run_id"], row["pair_id"], row["compactor"], row["log_date"], row["source"],
-            row["source_row"], row["errors"] or 0, row["warnings"] or 0, row["mutants_survived"] or 0,
-            tuple(items[:DETAIL_CAP]), max(len(items) - DETAIL_CAP, 0),
-            tuple(survivors[:DETAIL_CAP]), max(len(survivors) - DETAIL_CAP, 0)))
-    return tuple(details), int(total.item())
-
-
-def _hint(operator: str) -> str:
-    try:
-        return get_operator(operator).survivor_hint
-    except KeyError:
-        return ""
+def _failure_trend(trend: Trend | None) -> Series | None:
+    """Pairs failing any check, per night, with the rate's interval (no baseline band: the
+    per-check charts carry those)."""
+    if trend is None:
+        return None
+    nights = []
+    for row in trend.totals.iter_rows(named=True):
+        checked = row["passed"] + row["failed"]
+        rate = row["failed"] / checked if checked else None
+        low, high = wilson(rate, checked) if rate is not None else (None, None)
+        nights.append(Night(row[trend.period], row["failed"], checked, rate, low, high))
+    return Series("all checks", tuple(nights))

@@ -20,8 +20,9 @@ import polars as pl
 from frayproof_audit import __version__
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.htmlreport.assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
-from frayproof_audit.htmlreport.data import PairDetail, ReportData, Series
+from frayproof_audit.htmlreport.data import ReportData, Series
 from frayproof_audit.htmlreport.svg import BandPoint, Point, bar_chart, rate_chart
+from frayproof_audit.htmlreport.worst import PairDetail
 
 
 def _e(value: object) -> str:
@@ -48,7 +49,8 @@ def _cell(value: Any, kind: str, column: str) -> str:
         raw = "" if value is None else str(int(value))
         return f'<td class="n" data-col="{column}" data-value="{raw}">{_int(value)}</td>'
     if isinstance(value, date | datetime):
-        value = value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else value.isoformat()
+        shown = value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else value.isoformat()
+        return f'<td class="d" data-col="{column}">{_e(shown)}</td>'
     text = "–" if value is None else str(value)
     return f'<td data-col="{column}">{_e(text)}</td>'
 
@@ -142,7 +144,11 @@ def _summary(data: ReportData) -> str:
         _card(_int(t.survived), "mutants survived", "survived"),
         _card(_pct(t.mutation_score), "mutation score", "mutation_score"),
     ])
-    trend = _charts("chart-nights", [data.failure_trend], "pairs checked", "failure rate per night")
+    trend = _charts("chart-nights", [data.failure_trend] if data.failure_trend else [], "pairs checked",
+                    "failure rate per night")
+    if data.undated:
+        trend += (f'<p class="muted">{data.undated:,} pair(s) without a usable <code>logged_at</code> '
+                  "(mostly input errors) count in the tables but belong to no night of the charts.</p>")
     runs = data.runs.with_columns(pl.col("not_audited_shards").list.len().alias("not_audited"))
     return "".join([
         '<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>', trend,
@@ -169,8 +175,15 @@ _COMPACTORS: tuple[Column, ...] = (
     ("failure_rate", "failure rate", "rate"), ("mutants", "mutants judged", "int"),
     ("survived", "survived", "int"), ("survival_rate", "survival rate", "rate"),
 )
+_STREAKS: tuple[Column, ...] = (
+    ("compactor", "compactor", "text"), ("check", "check", "text"), ("first_failed", "first failed", "date"),
+    ("since", "failing since", "date"), ("streak", "streak (nights)", "int"),
+    ("periods_failed", "nights failed", "int"), ("periods_audited", "nights audited", "int"),
+    ("failing_pairs", "failing pairs", "int"),
+)
 _OPERATORS: tuple[Column, ...] = (
-    ("operator", "operator", "text"), ("applicable", "judged", "int"), ("caught", "caught", "int"),
+    ("operator", "operator", "text"), ("pairs", "pairs", "int"), ("applicable", "mutants judged", "int"),
+    ("caught", "caught", "int"),
     ("survived", "survived", "int"), ("skipped", "skipped", "int"),
     ("survival_rate", "survival rate", "rate"), ("low", "95% low", "rate"), ("high", "95% high", "rate"),
 )
@@ -199,13 +212,18 @@ def _failures(data: ReportData) -> str:
         "<h3>By check</h3>", f'<div class="grid">{check_bars}</div>',
         table("t-checks", data.checks, _CHECKS, "check"),
         "<h3>Per night, by check</h3>",
-        '<p class="muted">Dots: the night\'s rate with its 95% interval. Dashed line: the median of up to '
-        f"{data.config.baseline} earlier nights; band: where a night of that size lands 95% of the time "
-        "if nothing changed.</p>",
+        '<p class="muted">Dots: the night\'s rate with its 95% interval. Dashed line: the baseline, the '
+        f"median of up to {data.config.baseline} earlier nights; band: the lowest to the highest of those "
+        "nights. A night is worse beyond noise when its whole interval lies above the baseline.</p>",
         _charts("chart-check-trends", data.check_trends, "pairs checked", "failure rate"),
         "<h3>By condition code</h3>", table("t-codes", codes, _CODES, ("check", "code")),
         "<h3>By compactor</h3>", f'<div class="grid">{compactor_bars}</div>',
-        table("t-compactors", data.compactors, _COMPACTORS, "compactor"), "</section>",
+        table("t-compactors", data.compactors, _COMPACTORS, "compactor"),
+        "<h3>Failing since</h3>",
+        '<p class="muted">Each compactor and check that ever failed: the first night it failed, the night '
+        "its current streak began (empty when its latest night passed), the streak in nights, and "
+        "nights failed of nights audited.</p>",
+        table("t-streaks", data.streaks, _STREAKS, ("compactor", "check")), "</section>",
     ])
 
 
@@ -213,7 +231,8 @@ def _mutation(data: ReportData) -> str:
     return "".join([
         '<section id="mutation"><h2>Mutation testing: survival per operator</h2>',
         '<p class="muted">Each operator corrupts passing compactions in one way; a survivor is a corruption '
-        "the contract let through. The 95% interval (Wilson) says how much a rate can be trusted.</p>",
+        "the contract let through. The 95% interval (Wilson, over the pairs the operator applied to: the "
+        "mutants of one pair are not independent) says how far a rate can be trusted.</p>",
         table("t-operators", data.operators, _OPERATORS, "operator"),
         "<h3>Per night, by operator</h3>",
         _charts("chart-operator-trends", data.operator_trends, "mutants judged", "survival rate"),
