@@ -42,6 +42,14 @@ GROUP BY ALL ORDER BY failing_pairs DESC, compactor
 """.strip()
 
 
+def write_html_report(out: Path) -> None:
+    """The HTML report of the audited corpus: one self-contained page (docs/report.md)."""
+    print("== The HTML report ==\n")
+    page = out.parent / "demo-report.html"
+    run(["report", str(out), "-o", str(page)])
+    print(f"Open {ROOT / page} in a browser: it loads nothing from the network.\n")
+
+
 def main() -> int:
     print("== Single pairs ==\n")
     for arguments in SINGLE_PAIR:
@@ -54,6 +62,7 @@ def main() -> int:
          "--out", str(out), "--run-id", "demo"])
     run(["stats", str(out)])
     run(["stats", str(out), "--by", "compactor"])
+    write_html_report(out)
     print(f"The tables are under {OUT}/ (runs, pairs, findings, mutants), Hive-partitioned by")
     print("log_date. Any engine reads them; this is DuckDB:\n")
     query = QUERY.format(out=out)

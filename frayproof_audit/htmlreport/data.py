@@ -48,6 +48,7 @@ from frayproof_audit.trends.series import Trend, TrendConfig, TrendError, comput
 class Totals:
     runs: int
     first_night: date | None
+    """The first and last night of logs (of pairs with a `logged_at`)."""
     last_night: date | None
     pairs: int
     passed: int
@@ -168,19 +169,20 @@ def gather(config: ReportConfig) -> ReportData:
     ])
     status, mutant_status = dict(status_counts.iter_rows()), dict(mutant_counts.iter_rows())
     active = list(active_conditions(contract_of(runs)))
-    night_list = nights["log_date"].to_list()
     try:
         trend: Trend | None = compute_trend(TrendConfig(config.out, selection, "night", config.baseline))
     except TrendError:  # no pair has a logged_at: there are no nights to chart
         trend = None
+    # nights of logs: a record without logged_at is filed under its run's day, which is no night
+    dated = list(trend.periods) if trend is not None else []
     failing, failing_total = worst_pairs(pairs, findings, mutants, "fail", config.worst)
     blind, blind_total = worst_pairs(pairs, findings, mutants, "blind", config.worst)
     latest = run_rows.row(run_rows.height - 1, named=True)
     return ReportData(
         out=str(config.out), generated_at=datetime.now(UTC), config=config,
         totals=Totals(
-            runs=len(runs), first_night=night_list[0] if night_list else None,
-            last_night=night_list[-1] if night_list else None, pairs=sum(status.values()),
+            runs=len(runs), first_night=dated[0] if dated else None,
+            last_night=dated[-1] if dated else None, pairs=sum(status.values()),
             passed=status.get("pass", 0), failed=status.get("fail", 0),
             input_errors=status.get("input_error", 0), engine_errors=status.get("engine_error", 0),
             caught=mutant_status.get("caught", 0), survived=mutant_status.get("survived", 0),
