@@ -49,7 +49,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], compactors: tup
         fail_input(f"cannot write '{output}': {exc.strerror or exc}", "text")
     totals = data.totals
     first, last = totals.first_night, totals.last_night
-    nights = "" if first is None or last is None else f", nights {first.isoformat()} to {last.isoformat()}"
+    nights = ("" if first is None or last is None else f", night {first.isoformat()}" if first == last
+              else f", nights {first.isoformat()} to {last.isoformat()}")
     click.echo(f"Wrote {output}: {totals.runs} run(s), {totals.pairs:,} pairs{nights}")
     if data.left_out:
         click.echo(f"note: left out {len(data.left_out)} run(s) judged with another contract: "

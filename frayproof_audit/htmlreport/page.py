@@ -52,7 +52,8 @@ def _cell(value: Any, kind: str, column: str) -> str:
         shown = value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else value.isoformat()
         return f'<td class="d" data-col="{column}">{_e(shown)}</td>'
     text = "–" if value is None else str(value)
-    return f'<td data-col="{column}">{_e(text)}</td>'
+    nowrap = ' class="d"' if column == "code" else ""  # TP-UNANSWERED, not TP- / UNANSWERED
+    return f'<td{nowrap} data-col="{column}">{_e(text)}</td>'
 
 
 def table(table_id: str, frame: pl.DataFrame, columns: Sequence[Column], key: str | Sequence[str]) -> str:
@@ -240,17 +241,23 @@ def _mutation(data: ReportData) -> str:
     ])
 
 
-def _pair(detail: PairDetail) -> str:
+OPEN_PAIRS = 3
+"""Pairs of each list shown opened; the rest open on a click."""
+
+
+def _pair(detail: PairDetail, opened: bool = False) -> str:
     title = (f"{detail.pair_id} · {detail.compactor or '(no compactor)'} · {detail.night.isoformat()} · "
              f"{detail.errors} error(s), {detail.warnings} warning(s), {detail.survived} survivor(s)")
-    parts = [f'<details class="pair" data-pair="{_e(detail.pair_id)}" data-run="{_e(detail.run_id)}">'
+    parts = [f'<details class="pair" data-pair="{_e(detail.pair_id)}" data-run="{_e(detail.run_id)}"'
+             f'{" open" if opened else ""}>'
              f"<summary>{_e(title)}</summary>",
              f'<p class="muted">run {_e(detail.run_id)} · <code>{_e(detail.source)}</code> '
              f"{'row' if detail.source.endswith('.parquet') else 'line'} {detail.source_row}</p>"]
     if detail.findings:
         rows = "".join(
             f'<tr><td class="sev-{_e(f.severity)}">{_e(f.severity)}</td><td>{_e(f.check)}</td>'
-            f"<td>{_e(f.code or '–')}</td><td><code>{_e(f.where)}</code></td><td>{_e(f.message)}</td></tr>"
+            f"<td class=\"d\">{_e(f.code or '–')}</td><td><code>{_e(f.where)}</code></td>"
+            f"<td>{_e(f.message)}</td></tr>"
             for f in detail.findings)
         parts.append('<table class="data findings"><thead><tr><th>severity</th><th>check</th><th>code</th>'
                      f"<th>where</th><th>message</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -273,7 +280,8 @@ def _worst(data: ReportData) -> str:
         shown = f"{len(pairs):,} of {total:,}" if total > len(pairs) else f"all {total:,}"
         if not pairs:
             return f'<div id="{block_id}"><p class="muted">{_e(empty)}</p></div>'
-        return f'<div id="{block_id}"><p class="muted">Showing {shown}.</p>{"".join(map(_pair, pairs))}</div>'
+        blocks = "".join(_pair(pair, i < OPEN_PAIRS) for i, pair in enumerate(pairs))
+        return f'<div id="{block_id}"><p class="muted">Showing {shown}.</p>{blocks}</div>'
 
     return "".join([
         '<section id="worst"><h2>Worst pairs</h2>',

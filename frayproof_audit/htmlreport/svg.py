@@ -15,7 +15,7 @@ from html import escape
 WIDTH = 340
 HEIGHT = 180
 _LEFT, _RIGHT, _TOP, _BOTTOM = 44, 12, 26, 30
-_NICE_MAXIMA = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+_NICE_MAXIMA = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
