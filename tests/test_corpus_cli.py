@@ -131,16 +131,18 @@ def test_stats_formats(corpus: tuple[Path, Path], tmp_path: Path) -> None:
     table = run_cli("stats", str(out)).stdout
     assert "1 committed run(s)" in table and "tool_pair_integrity" in table and "survival_rate" in table
     data = json.loads(run_cli("stats", str(out), "--format", "json", "--by", "compactor").stdout)
-    assert data["by"] == "compactor" and data["runs"] == 1
-    assert {row["compactor"] for row in data["checks"]} == {"drop_result", "drop_system"}
-    assert {row["compactor"] for row in data["codes"]} == {"drop_result", "drop_system"}
+    assert data["by"] == ["compactor"] and data["runs"] == 1
+    failing = {row["compactor"] for row in data["checks"] if row["failing_pairs"]}
+    assert failing == {"drop_result", "drop_system"}
+    assert {row["compactor"] for row in data["codes"] if row["findings"]} == {"drop_result", "drop_system"}
     assert all(row["code"] for row in data["codes"])
     csv_text = run_cli("stats", str(out), "--format", "csv", "--by", "log_date").stdout
     assert csv_text.splitlines()[0].startswith("table,log_date,name,findings")
     target = tmp_path / "stats.parquet"
     run_cli("stats", str(out), "--format", "parquet", "--output", str(target), "--by", "run_id")
     frame = pl.read_parquet(target)
-    assert set(frame["table"]) == {"checks", "codes", "operators"} and set(frame["run_id"]) == {"s1"}
+    assert set(frame["table"]) == {"pairs", "checks", "codes", "operators"}
+    assert set(frame["run_id"]) == {"s1"}
     written = tmp_path / "stats.json"
     run_cli("stats", str(out), "--format", "json", "--output", str(written))
     assert json.loads(written.read_text())["runs"] == 1

@@ -20,6 +20,7 @@ from polars.testing import assert_frame_equal
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset_reader import committed_files
+from frayproof_audit.corpus.selection import MixedContracts
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
 
@@ -150,15 +151,22 @@ def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     assert set(codes.filter(pl.col("run_id") == "v1-example")["code"].to_list()) == {None}
     new = codes.filter(pl.col("run_id") == "z-new")
     assert new.height > 0 and new["code"].null_count() == 0
+    # the two runs were judged by different contracts: grouped by run, each keeps its own
+    assert stats.contract is None and set(stats.checks["run_id"]) == {"v1-example", "z-new"}
     # per check, the codes add up to the check's row; pairs checked and rates follow the check's
-    per_check = codes.group_by("run_id", "check").agg(pl.col("findings", "errors", "warnings").sum())
-    totals = stats.checks.select("run_id", "check", "findings", "errors", "warnings")
+    per_check = (codes.group_by("run_id", "check").agg(pl.col("findings", "errors", "warnings").sum())
+                 .filter(pl.col("findings") > 0))
+    totals = (stats.checks.filter(pl.col("findings") > 0)
+              .select("run_id", "check", "findings", "errors", "warnings"))
     assert_frame_equal(per_check, totals, check_row_order=False)
     findings = read_table(out, "findings").collect()
     assert codes["findings"].sum() == findings.height
     assert "Condition codes" in stats.to_text() and stats.to_dict()["codes"][0]["run_id"] == "v1-example"
     tidy = stats.tidy()
-    assert tidy.columns[-1] == "code" and set(tidy["table"]) == {"checks", "codes", "operators"}
+    assert tidy.columns[-1] == "code"
+    assert set(tidy["table"]) == {"pairs", "checks", "codes", "operators"}
+    with pytest.raises(MixedContracts, match="runs v1-example"):
+        compute_stats(out)
 
 
 def test_duckdb_reads_mixed_findings_by_name(tmp_path: Path) -> None:

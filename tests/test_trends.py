@@ -73,7 +73,8 @@ def test_totals_and_streaks(nights: Path) -> None:
     assert set(streaks) == {("drop_result", "tool_pair_integrity"), ("drop_system", "pinned_content")}
     result = streaks["drop_result", "tool_pair_integrity"]
     # drop_result was not audited on the noisy night: that neither breaks nor extends its streak
-    assert (result["first_failed"], result["since"], result["streak"]) == (date(2025, 6, 2), date(2025, 6, 2), 6)
+    assert (result["first_failed"], result["since"], result["streak"]) == (
+        date(2025, 6, 2), date(2025, 6, 2), 6)
     system = streaks["drop_system", "pinned_content"]
     assert system["last_failed"] == date(2025, 6, 7) and system["streak"] == 6  # absent on 06-08
 
@@ -84,7 +85,8 @@ def test_filters_and_per_run(nights: Path) -> None:
     assert window.runs == ("night-2", "night-3", "night-4")
     one = compute_trend(TrendConfig(nights, Selection(compactors=("drop_result",))))
     assert set(one.checks.filter(pl.col("failing_pairs") > 0)["check"]) == {"tool_pair_integrity"}
-    assert one.checks.filter(pl.col("check") == "tool_pair_integrity")["rate"].drop_nulls().to_list() == [1.0] * 6
+    rates = one.checks.filter(pl.col("check") == "tool_pair_integrity")["rate"].drop_nulls()
+    assert rates.to_list() == [1.0] * 6
     per_run = compute_trend(TrendConfig(nights, Selection(runs=("night-6", "night-0")), per="run"))
     assert per_run.period == "run_id" and per_run.periods == ("night-0", "night-6")
     with pytest.raises(TrendError, match="no committed pairs"):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,13 @@ from frayproof_audit.cli.common import (
     format_option,
     input_format_option,
     parse_operator_list,
+)
+from frayproof_audit.cli.dataset_options import (
+    OUTPUT_FORMATS,
+    as_day,
+    cannot_write,
+    selection_options,
+    write_output,
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.corpus.config import (
@@ -33,7 +41,6 @@ from frayproof_audit.corpus.config import (
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import render
-from frayproof_audit.report import EXIT_INPUT_ERROR
 
 if TYPE_CHECKING:
     from frayproof_audit.corpus.run import Progress
@@ -203,32 +210,42 @@ def _label(exc: InputError) -> str:
 
 @click.command("stats")
 @click.argument("out", type=click.Path())
-@click.option("--by", type=click.Choice(STATS_BY), default=None,
-              help="Group every table by this column as well.")
-@click.option("--format", "output_format", type=click.Choice(["table", "json", "csv", "parquet"]),
+@click.option("--by", multiple=True, type=click.Choice(STATS_BY),
+              help="Group every table by this column as well (repeatable: --by compactor --by log_date).")
+@selection_options
+@click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
               default="table", show_default=True,
               help="table for people; json, csv or parquet for machines (parquet needs --output).")
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
-def stats_command(out: str, by: str | None, output_format: str, output: str | None) -> None:
-    """Per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
+def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
+                  until: datetime | None, compactors: tuple[str, ...], output_format: str,
+                  output: str | None) -> None:
+    """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
-    Checks, and each check's condition codes: findings, errors, warnings, pairs affected, failing
-    pairs, pairs checked, failure rate (runs from before codes existed have code null).
-    Operators: applicable, caught, survived, skipped, survival rate. csv and parquet hold every
-    table in one long table with a `table` column.
+    Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
+    condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
+    failure rate, passing pairs, input errors (runs from before codes existed have code null).
+    Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval.
+    Every active check, code and operator appears in every group, at zero if nothing happened.
+    Runs judged by different contracts are refused, naming them: select one contract's runs
+    with --run or --since/--until. csv and parquet hold every table in one long table with a
+    `table` column.
 
     \b
     Example:
-        frayproof-audit stats audit-out --by compactor
+        frayproof-audit stats audit-out --by compactor --by log_date --since 2025-06-01
     """
     json_errors = "json" if output_format == "json" else "text"
     if output_format == "parquet" and output is None:
         fail_input("--format parquet needs --output FILE", json_errors)
-    from frayproof_audit.corpus.stats import compute_stats  # Polars: only this command needs it
+    # Polars: only the commands that read a dataset need it
+    from frayproof_audit.corpus.selection import Selection
+    from frayproof_audit.corpus.stats import compute_stats
 
     try:
-        stats = compute_stats(out, by)
+        selection = Selection(runs, as_day(since), as_day(until), compactors)
+        stats = compute_stats(out, by, selection)
     except InputError as exc:
         fail_input(str(exc), json_errors)
     if output_format == "parquet":
@@ -237,7 +254,7 @@ def stats_command(out: str, by: str | None, output_format: str, output: str | No
             with open(output, "wb") as handle:  # a file object: never a URI for Polars
                 stats.tidy().write_parquet(handle)
         except OSError as exc:
-            _cannot_write(output, exc)
+            cannot_write(output, exc)
         return
     if output_format == "csv":
         text = stats.tidy().write_csv()
@@ -246,12 +263,4 @@ def stats_command(out: str, by: str | None, output_format: str, output: str | No
     if output is None:
         click.echo(text.rstrip("\n"))
         return
-    try:
-        Path(output).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-    except OSError as exc:
-        _cannot_write(output, exc)
-
-
-def _cannot_write(output: str, exc: OSError) -> NoReturn:
-    click.echo(f"INPUT ERROR: cannot write '{output}': {exc.strerror or exc}", err=True)
-    sys.exit(EXIT_INPUT_ERROR)
+    write_output(output, text)

@@ -93,6 +93,8 @@ class RunInfo:
     contract: str
     """The contract key: the fingerprint, or `sha256:<hash>` (see the module docstring)."""
     contract_text: str
+    schema_version: int = 4
+    """Tables schema the run was written with (runs before 2 have no condition codes)."""
 
 
 def runs_in(out: str | os.PathLike[str], selection: Selection) -> list[RunInfo]:
@@ -108,7 +110,8 @@ def runs_in(out: str | os.PathLike[str], selection: Selection) -> list[RunInfo]:
     )
     rows = (
         read_table(out, "runs")
-        .select("run_id", "started_at", "contract_fingerprint", "contract_sha256", "contract_text")
+        .select("run_id", "started_at", "contract_fingerprint", "contract_sha256", "contract_text",
+                "schema_version")
         .join(present, on="run_id", how="semi")
         .sort("started_at", "run_id")
         .collect()
@@ -119,7 +122,8 @@ def runs_in(out: str | os.PathLike[str], selection: Selection) -> list[RunInfo]:
         key = row["contract_fingerprint"] or keys.get(row["contract_text"])
         if key is None:
             key = keys[row["contract_text"]] = _fingerprint(row["contract_text"], row["contract_sha256"])
-        found.append(RunInfo(row["run_id"], row["started_at"], key, row["contract_text"]))
+        found.append(RunInfo(row["run_id"], row["started_at"], key, row["contract_text"],
+                             row["schema_version"]))
     return found
 
 

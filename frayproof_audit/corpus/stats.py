@@ -1,69 +1,104 @@
 """Per-check, per-condition-code and per-operator statistics over the committed runs of a dataset.
 
 Computed with Polars lazy scans, so only the columns involved are read. A pair is counted as
-`(run_id, pair_id)`: the same log audited on two nights is two pairs, never one. Findings of
-runs written before condition codes existed (tables schema 1) have a null `code`, so they form
-one row per check with `code` null in the codes table.
+`(run_id, pair_id)`: the same log audited on two nights is two pairs, never one.
+
+Every name that was active shows up in every group, at zero if nothing happened: each check
+the contract had running and each of its condition codes (plus any other that has findings),
+each operator that ran, in every group of the `by` keys present in the selected pairs. Runs
+judged by different contracts are never added up: `MixedContracts` names them.
+
+Findings of runs written before condition codes existed (tables schema 1) have a null `code`,
+so they form one row per check with `code` null in the codes table.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from frayproof_audit.corpus.config import STATS_BY
-from frayproof_audit.corpus.dataset_reader import committed_files, read_table
+from frayproof_audit.corpus.dataset_reader import read_table
+from frayproof_audit.corpus.selection import (
+    Selection,
+    SelectionError,
+    active_conditions,
+    contract_of,
+    one_contract,
+    runs_in,
+    short,
+)
 from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.errors import InputError
+from frayproof_audit.corpus.text_table import text_table
+from frayproof_audit.corpus.wilson import wilson_exprs
+
+if TYPE_CHECKING:
+    from frayproof_audit.contract import Contract
 
 BY = STATS_BY
+PAIR_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "failure_rate")
 CHECK_COLUMNS = (
     "check", "findings", "errors", "warnings", "pairs_affected", "failing_pairs",
-    "pairs_checked", "failure_rate",
+    "pairs_checked", "failure_rate", "passing_pairs", "input_errors",
 )
 _FINDING_COLUMNS = CHECK_COLUMNS[1:]
 CODE_COLUMNS = ("check", "code", *_FINDING_COLUMNS)
-OPERATOR_COLUMNS = ("operator", "applicable", "caught", "survived", "skipped", "survival_rate")
-_RATES = ("failure_rate", "survival_rate")
+OPERATOR_COLUMNS = ("operator", "applicable", "caught", "survived", "skipped", "survival_rate",
+                    "survival_low", "survival_high")
+_CODES_SINCE = 2
+"""Tables schema version that added `findings.code`: older runs have no codes to list at zero."""
+_RATES = ("failure_rate", "survival_rate", "survival_low", "survival_high")
 
 
-class StatsError(InputError):
+class StatsError(SelectionError):
     """Unusable stats options (exit 2)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Stats:
-    """The three stats tables, grouped by `by` (None: the whole dataset)."""
+    """The stats tables, grouped by the `by` keys (none: the whole selection)."""
 
-    by: str | None
+    by: tuple[str, ...]
     runs: int
+    """Committed runs with rows in the selection."""
+    pairs: pl.DataFrame
+    """Per group: pairs, passed, failed, input_errors, engine_errors, failure_rate."""
     checks: pl.DataFrame
     codes: pl.DataFrame
     """Like `checks`, one row per check and condition code (null for schema-1 findings)."""
     operators: pl.DataFrame
+    contract: str | None = None
+    """The contract key (fingerprint) every counted run shares."""
+    selection: Selection = field(default_factory=Selection)
 
     def tidy(self) -> pl.DataFrame:
         """All tables in one long frame, for CSV and Parquet: a `table` column says which, `name`
-        is the check or operator, and `code` (last, so older column positions hold) the code."""
+        is the check or operator (null for `pairs` rows), and `code` (last, so older column
+        positions hold) the code."""
         frames = [
             self.checks.rename({"check": "name"}).with_columns(pl.lit("checks").alias("table")),
             self.codes.rename({"check": "name"}).with_columns(pl.lit("codes").alias("table")),
             self.operators.rename({"operator": "name"}).with_columns(pl.lit("operators").alias("table")),
+            self.pairs.with_columns(pl.lit("pairs").alias("table"), pl.lit(None, pl.String).alias("name")),
         ]
-        keys = [self.by] if self.by else []
+        keys = list(self.by)
         combined = pl.concat(frames, how="diagonal_relaxed")
         rest = [c for c in combined.columns if c not in ("table", *keys, "name", "code")]
         return combined.select("table", *keys, "name", *rest, "code")
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "by": self.by,
+            "by": list(self.by),
             "runs": self.runs,
+            "contract": self.contract,
+            "filters": self.selection.describe() or None,
+            "pairs": [_plain(row) for row in self.pairs.to_dicts()],
             "checks": [_plain(row) for row in self.checks.to_dicts()],
             "codes": [_plain(row) for row in self.codes.to_dicts()],
             "operators": [_plain(row) for row in self.operators.to_dicts()],
@@ -73,18 +108,25 @@ class Stats:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_text(self) -> str:
-        head = f"{self.runs} committed run(s)" + (f", by {self.by}" if self.by else "")
+        head = f"{self.runs} committed run(s)" + (f", by {', '.join(self.by)}" if self.by else "")
+        if self.contract is not None:
+            head += f", contract {short(self.contract)}"
+        if self.selection.describe():
+            head += f" ({self.selection.describe()})"
         return "\n".join([
             head,
             "",
+            "Pairs",
+            text_table(self.pairs, _RATES),
+            "",
             "Checks",
-            _table(self.checks),
+            text_table(self.checks, _RATES),
             "",
             "Condition codes",
-            _table(self.codes),
+            text_table(self.codes, _RATES),
             "",
-            "Mutation operators",
-            _table(self.operators),
+            "Mutation operators (survival_low/high: 95% Wilson interval over the mutants)",
+            text_table(self.operators, _RATES),
         ])
 
 
@@ -92,86 +134,131 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
 
 
-def _cell(value: Any, column: str) -> str:
-    if value is None:
-        return "-"
-    if column in _RATES:
-        return f"{value:.1%}"
-    if isinstance(value, int):
-        return f"{value:,}"
-    return str(value)
+def _keys(by: str | Sequence[str] | None) -> tuple[str, ...]:
+    names = (by,) if isinstance(by, str) else tuple(by or ())
+    for name in names:
+        if name not in BY:
+            raise StatsError(f"unknown --by {name!r} (choose {', '.join(BY)})")
+    return tuple(dict.fromkeys(names))
 
 
-def _table(frame: pl.DataFrame) -> str:
-    if frame.height == 0:
-        return "  (none)"
-    rows = [[_cell(v, c) for c, v in zip(frame.columns, row, strict=True)] for row in frame.iter_rows()]
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(frame.columns)]
-    numeric = [frame[c].dtype.is_numeric() for c in frame.columns]
+def compute_stats(
+    out: str | os.PathLike[str],
+    by: str | Sequence[str] | None = None,
+    selection: Selection | None = None,
+) -> Stats:
+    """Pairs, per-check, per-code and per-operator tables over the committed runs in `out` that
+    `selection` keeps, grouped by every key in `by` at once (`("compactor", "log_date")`).
 
-    def line(cells: list[str]) -> str:
-        return "  " + "  ".join(
-            cell.rjust(w) if num else cell.ljust(w)
-            for cell, w, num in zip(cells, widths, numeric, strict=True)
-        ).rstrip()
-
-    return "\n".join([line(list(frame.columns)), line(["-" * w for w in widths]), *map(line, rows)])
-
-
-def compute_stats(out: str | os.PathLike[str], by: str | None = None) -> Stats:
-    """Per-check, per-code and per-operator tables over every committed run in `out`."""
-    if by is not None and by not in BY:
-        raise StatsError(f"unknown --by {by!r} (choose {', '.join(BY)})")
-    runs = len(committed_files(out, "runs"))
-    keys = [by] if by else []
-    checked = (
-        read_table(out, "pairs")
-        .filter(pl.col("status").is_in([PairStatus.PASS.value, PairStatus.FAIL.value]))
-        .group_by(keys or pl.lit(0).alias("_all"))
-        .agg(pl.len().cast(pl.Int64).alias("pairs_checked"))
+    Raises `StatsError` for an unknown key, `MixedContracts` when the selected runs were judged by
+    different contracts, `DatasetError` when OUT is not a dataset.
+    """
+    keys = list(_keys(by))
+    selection = selection or Selection()
+    runs = runs_in(out, selection)
+    per_run = "run_id" in keys and len({run.contract for run in runs}) > 1
+    contract = None if per_run else one_contract(runs)  # grouped by run: never mixed
+    if per_run:
+        named = [(run, *_names(contract_of([run]))) for run in runs]
+        active = [(run.run_id, *name) for run, names, _ in named for name in names]
+        active_codes = [(run.run_id, *name) for run, _, codes in named for name in codes
+                        if run.schema_version >= _CODES_SINCE]
+    else:
+        active, active_codes = _names(contract_of(runs))
+        if all(run.schema_version < _CODES_SINCE for run in runs):
+            active_codes = []
+    scope = ["run_id"] if per_run else []
+    pairs = selection.apply(read_table(out, "pairs"))
+    findings = selection.apply(read_table(out, "findings"))
+    mutants = selection.apply(read_table(out, "mutants"))
+    group: list[str | pl.Expr] = [*keys] if keys else [pl.lit(0).alias("_all")]
+    status = pl.col("status")
+    counts = pairs.group_by(group).agg(
+        pl.len().cast(pl.Int64).alias("pairs"),
+        *((status == value).sum().cast(pl.Int64).alias(name) for name, value in (
+            ("passed", PairStatus.PASS), ("failed", PairStatus.FAIL),
+            ("input_errors", PairStatus.INPUT_ERROR), ("engine_errors", PairStatus.ENGINE_ERROR))),
     )
-    findings = read_table(out, "findings")
-    checks = _finding_stats(findings, checked, keys, ["check"]).select(*keys, *CHECK_COLUMNS)
-    codes = _finding_stats(findings, checked, keys, ["check", "code"]).select(*keys, *CODE_COLUMNS)
-    operators = (
-        read_table(out, "mutants")
-        .group_by([*keys, "operator"])
-        .agg(
-            (pl.col("status") == name).sum().cast(pl.Int64).alias(name)
-            for name in ("caught", "survived", "skipped")
-        )
-        .with_columns((pl.col("caught") + pl.col("survived")).alias("applicable"))
-        .with_columns(
-            pl.when(pl.col("applicable") > 0)
-            .then(pl.col("survived") / pl.col("applicable"))
-            .alias("survival_rate")
-        )
-        .select(*keys, *OPERATOR_COLUMNS)
-        .sort([*keys, "operator"], nulls_last=True)
-    )
-    frames = pl.collect_all([checks, codes, operators])
-    return Stats(by, runs, frames[0], frames[1], frames[2])
+    checked = pl.col("passed") + pl.col("failed")
+    pair_table = (counts.with_columns(pl.when(checked > 0).then(pl.col("failed") / checked)
+                                      .alias("failure_rate"))
+                  .sort(keys or "_all", nulls_last=True).select(*keys, *PAIR_COLUMNS))
+    groups = counts.select(*(keys or ["_all"]), "passed", "failed", "input_errors", "engine_errors")
+    checks = _finding_stats(findings, groups, keys, scope, ["check"], active)
+    codes = _finding_stats(findings, groups, keys, scope, ["check", "code"], active_codes)
+    operators = _operator_stats(mutants, groups, keys)
+    frames = pl.collect_all([pair_table, checks.select(*keys, *CHECK_COLUMNS),
+                             codes.select(*keys, *CODE_COLUMNS), operators])
+    return Stats(tuple(keys), len(runs), frames[0], frames[1], frames[2], frames[3],
+                 contract, selection)
+
+
+def _names(contract: Contract | None) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """The active (check,) and (check, code) names of `contract`, in report order."""
+    conditions = active_conditions(contract)
+    return ([(name,) for name in conditions],
+            [(name, code) for name, codes in conditions.items() for code in codes])
 
 
 def _finding_stats(
-    findings: pl.LazyFrame, checked: pl.LazyFrame, keys: list[str], names: list[str]
+    findings: pl.LazyFrame, groups: pl.LazyFrame, keys: list[str], scope: list[str],
+    names: list[str], active: list[tuple[str, ...]],
 ) -> pl.LazyFrame:
-    """Findings, errors, warnings and affected/failing pairs per `keys` + `names`, with the
-    pairs checked in each `keys` group and the failure rate they give."""
+    """Findings, errors, warnings and affected/failing pairs per group × name (`names`: check,
+    or check and code), for every active name and every name with findings, in every group.
+    With `scope` (`["run_id"]`: runs of several contracts), `active` names are per run."""
     pair_key = pl.struct("run_id", "pair_id")
-    grouped = findings.group_by([*keys, *names]).agg(
+    group_keys = keys or ["_all"]
+    source = findings if keys else findings.with_columns(pl.lit(0).alias("_all"))
+    grouped = source.group_by([*group_keys, *names]).agg(
         pl.len().cast(pl.Int64).alias("findings"),
         (pl.col("severity") == "error").sum().cast(pl.Int64).alias("errors"),
         (pl.col("severity") == "warning").sum().cast(pl.Int64).alias("warnings"),
         pair_key.n_unique().cast(pl.Int64).alias("pairs_affected"),
         pair_key.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64).alias("failing_pairs"),
     )
-    if keys:
-        grouped = grouped.join(checked, on=keys, how="left", nulls_equal=True)
-    else:
-        grouped = grouped.join(checked.drop("_all"), how="cross")
-    return grouped.with_columns(
-        pl.when(pl.col("pairs_checked") > 0)
-        .then(pl.col("failing_pairs") / pl.col("pairs_checked"))
-        .alias("failure_rate")
-    ).sort([*keys, *names], nulls_last=True)
+    named = [*scope, *names]
+    known = pl.DataFrame(active, schema={n: pl.String for n in named}, orient="row").lazy()
+    seen = source.select(named).unique()
+    every = (pl.concat([known.with_row_index("_order"),
+                        seen.join(known, on=named, how="anti", nulls_equal=True)
+                        .sort(named, nulls_last=True).with_row_index("_order")
+                        .with_columns(pl.col("_order") + len(active))])
+             .select("_order", *named))
+    counted = ("findings", "errors", "warnings", "pairs_affected", "failing_pairs")
+    return (
+        (groups.join(every, on=scope) if scope else groups.join(every, how="cross"))
+        .join(grouped, on=[*group_keys, *names], how="left", nulls_equal=True)
+        .with_columns(pl.col(*counted).fill_null(0))
+        .with_columns((pl.col("passed") + pl.col("failed")).alias("pairs_checked"))
+        .with_columns(
+            pl.when(pl.col("pairs_checked") > 0)
+            .then(pl.col("failing_pairs") / pl.col("pairs_checked")).alias("failure_rate"),
+            (pl.col("pairs_checked") - pl.col("failing_pairs")).alias("passing_pairs"),
+        )
+        .sort([*group_keys, "_order"], nulls_last=True)
+    )
+
+
+def _operator_stats(mutants: pl.LazyFrame, groups: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Caught, survived, skipped and survival (with its Wilson interval over the mutants) per
+    group × operator, for every operator that ran, in every group."""
+    group_keys = keys or ["_all"]
+    source = mutants if keys else mutants.with_columns(pl.lit(0).alias("_all"))
+    counts = source.group_by([*group_keys, "operator"]).agg(
+        (pl.col("status") == name).sum().cast(pl.Int64).alias(name)
+        for name in ("caught", "survived", "skipped")
+    )
+    operators = source.select("operator").unique()
+    survival = pl.col("survived") / pl.col("applicable")
+    return (
+        groups.select(group_keys).join(operators, how="cross")
+        .join(counts, on=[*group_keys, "operator"], how="left", nulls_equal=True)
+        .with_columns(pl.col("caught", "survived", "skipped").fill_null(0))
+        .with_columns((pl.col("caught") + pl.col("survived")).alias("applicable"))
+        .with_columns(pl.when(pl.col("applicable") > 0).then(survival).alias("survival_rate"))
+        .with_columns(wilson_exprs(pl.col("survival_rate"), pl.col("applicable"),
+                                  "survival_low", "survival_high"))
+        .sort([*group_keys, "operator"], nulls_last=True)
+        .select(*keys, *OPERATOR_COLUMNS)
+    )

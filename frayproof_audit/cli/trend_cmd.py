@@ -1,0 +1,118 @@
+"""`trend`: the dataset night by night, with baselines, charts, a badge and the regression gate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+
+import click
+
+from frayproof_audit.cli.common import fail_input
+from frayproof_audit.cli.dataset_options import (
+    OUTPUT_FORMATS,
+    as_day,
+    cannot_write,
+    selection_options,
+    write_output,
+)
+from frayproof_audit.errors import InputError
+from frayproof_audit.report import EXIT_PASS
+
+PER = ("night", "run")
+DEFAULT_BASELINE = 7
+DEFAULT_MIN_PAIRS = 20
+"""Kept equal to `trends.series.DEFAULT_BASELINE` / `trends.gate.DEFAULT_MIN_PAIRS` (a test checks)
+so `--help` can show them without importing Polars."""
+
+
+@click.command("trend")
+@click.argument("out", type=click.Path())
+@click.option("--per", type=click.Choice(PER), default="night", show_default=True,
+              help="One period per night (log_date) or per run (in the order runs started).")
+@click.option("--baseline", "baseline", type=click.IntRange(min=1), default=DEFAULT_BASELINE,
+              show_default=True, metavar="N",
+              help="Each period is compared with the median of the previous N periods.")
+@selection_options
+@click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
+              default="table", show_default=True,
+              help="table for people; json, csv or parquet for machines (parquet needs --output).")
+@click.option("--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the table/json/csv/parquet to this file instead of standard output.")
+@click.option("--png", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the charts into this PNG file (needs the plot extra).")
+@click.option("--svg", type=click.Path(dir_okay=False), default=None,
+              help="Also draw the charts into this SVG file (needs the plot extra).")
+@click.option("--badge", type=click.Path(dir_okay=False), default=None,
+              help="Also write the latest mutation score as a shields.io endpoint JSON file.")
+@click.option("--fail-on-regression", "points", type=click.FloatRange(min=0), default=None,
+              metavar="P",
+              help="Exit 1 when, in the latest period, a check's failure rate or an operator's "
+                   "survival is worse than its baseline by more than P points and beyond its "
+                   "95% interval.")
+@click.option("--min-pairs", type=click.IntRange(min=1), default=DEFAULT_MIN_PAIRS,
+              show_default=True, metavar="N",
+              help="The gate judges a series only on at least N pairs in the latest period.")
+def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], since: datetime | None,
+                  until: datetime | None, compactors: tuple[str, ...], output_format: str,
+                  output: str | None, png: str | None, svg: str | None, badge: str | None,
+                  points: float | None, min_pairs: int) -> None:
+    """Per night (or per run): each check's failure rate, each condition code's, and each
+    mutation operator's survival rate, with 95% Wilson intervals, against the median of the
+    previous --baseline periods; and since when each compactor × check has been failing.
+
+    Runs judged by different contracts are refused, naming them: select one contract's runs
+    with --run or --since/--until. Records without a logged_at are left out of nights.
+    Exit 0, or 1 when --fail-on-regression finds a regression (each one is named with its
+    rate, interval and baseline), or 2 for bad input.
+
+    \b
+    Example:
+        frayproof-audit trend audit-out --baseline 7 --fail-on-regression 10 --png trend.png
+    """
+    json_errors = "json" if output_format == "json" else "text"
+    if output_format == "parquet" and output is None:
+        fail_input("--format parquet needs --output FILE", json_errors)
+    # Polars (and matplotlib for charts): only this command needs them
+    from frayproof_audit.corpus.selection import Selection
+    from frayproof_audit.trends import render
+    from frayproof_audit.trends.badge import badge as badge_json
+    from frayproof_audit.trends.charts import write_chart
+    from frayproof_audit.trends.gate import GateResult, find_regressions
+    from frayproof_audit.trends.series import TrendConfig, compute_trend
+
+    try:
+        selection = Selection(runs, as_day(since), as_day(until), compactors)
+        config = TrendConfig(out, selection, "night" if per == "night" else "run", baseline)
+        trend = compute_trend(config)
+        gate: GateResult | None = None if points is None else find_regressions(trend, points, min_pairs)
+        for path in (png, svg):
+            if path is not None:
+                write_chart(trend, path, gate=gate, chart_format="png" if path == png else "svg")
+    except OSError as exc:
+        cannot_write(str(exc.filename or png or svg), exc)
+    except InputError as exc:
+        fail_input(str(exc), json_errors)
+    if badge is not None:
+        write_output(badge, json.dumps(badge_json(trend), indent=2))
+    if output_format == "parquet":
+        assert output is not None
+        try:
+            with open(output, "wb") as handle:  # a file object: never a URI for Polars
+                render.tidy(trend).write_parquet(handle)
+        except OSError as exc:
+            cannot_write(output, exc)
+    else:
+        if output_format == "csv":
+            text = render.tidy(trend).write_csv()
+        elif output_format == "json":
+            text = render.to_json(trend, gate)
+        else:
+            text = render.to_text(trend, gate)
+        if output is None:
+            click.echo(text.rstrip("\n"))
+        else:
+            write_output(output, text)
+    if gate is not None and output_format in ("csv", "parquet"):
+        click.echo(gate.to_text(), err=True)  # the table holds no verdict: say it beside it
+    sys.exit(gate.exit_code if gate is not None else EXIT_PASS)

@@ -1,0 +1,132 @@
+"""`Trend` for people (text), for programs (JSON) and as one long table (CSV, Parquet).
+
+The text shows each series as a row of rates, one column per period, then the latest period's
+baseline and change; the JSON and the long table hold every column of every frame.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from frayproof_audit.corpus.selection import short
+from frayproof_audit.corpus.text_table import cell, text_table
+from frayproof_audit.trends.series import Trend, as_text
+
+if TYPE_CHECKING:
+    from frayproof_audit.trends.gate import GateResult
+
+SERIES = ("checks", "codes", "operators")
+
+
+def tidy(trend: Trend) -> pl.DataFrame:
+    """Every series in one long frame: `series` (checks, codes or operators), the period, `name`
+    (check or operator), `code`, the counts, then the metrics. Totals and streaks are in the
+    text and JSON forms."""
+    frames = [
+        trend.checks.rename({"check": "name"}).with_columns(pl.lit("checks").alias("series")),
+        trend.codes.rename({"check": "name"}).with_columns(pl.lit("codes").alias("series")),
+        trend.operators.rename({"operator": "name"}).with_columns(pl.lit("operators").alias("series")),
+    ]
+    combined = pl.concat(frames, how="diagonal_relaxed")
+    first = ["series", trend.period, "name", "code"]
+    return combined.select(*first, *(c for c in combined.columns if c not in first))
+
+
+def to_dict(trend: Trend, gate: GateResult | None = None) -> dict[str, Any]:
+    def rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+        return [{k: (v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
+                for row in frame.to_dicts()]
+
+    return {
+        "per": trend.per,
+        "period": trend.period,
+        "baseline": trend.baseline,
+        "filters": trend.selection.describe() or None,
+        "contract": trend.contract,
+        "runs": list(trend.runs),
+        "periods": [as_text(p) for p in trend.periods],
+        "undated": trend.undated,
+        "totals": rows(trend.totals),
+        "checks": rows(trend.checks),
+        "codes": rows(trend.codes),
+        "operators": rows(trend.operators),
+        "streaks": rows(trend.streaks),
+        "gate": gate.to_dict() if gate else None,
+    }
+
+
+def to_json(trend: Trend, gate: GateResult | None = None) -> str:
+    return json.dumps(to_dict(trend, gate), indent=2, ensure_ascii=False)
+
+
+def to_text(trend: Trend, gate: GateResult | None = None) -> str:
+    unit = "night" if trend.per == "night" else "run"
+    span = f"{as_text(trend.periods[0])} … {as_text(trend.periods[-1])}"
+    head = [
+        f"Trend over {len(trend.periods)} {unit}(s), {span}: {len(trend.runs)} run(s), contract"
+        f" {short(trend.contract or '-')}" + (f" ({trend.selection.describe()})"
+                                                if trend.selection.describe() else ""),
+        f"Baseline: median of the previous {trend.baseline} {unit}s; change in points against it.",
+    ]
+    if trend.undated:
+        head.append(f"{trend.undated} pair(s) without a logged_at are not placed in any night.")
+    codes = trend.codes.filter(pl.col("failing_pairs").sum().over("check", "code") > 0)
+    blocks = [
+        "\n".join(head),
+        f"Pairs per {unit}\n" + text_table(trend.totals.select(
+            trend.period, "pairs", "passed", "failed", "input_errors", "engine_errors",
+            "mutation_score"), percent=("mutation_score",)),
+        "Failure rate per check\n" + _grid(trend, trend.checks, ["check"]),
+        "Failure rate per condition code (codes that failed at least once)\n"
+        + _grid(trend, codes, ["check", "code"]),
+        "Survival rate per operator (mutants the contract did not catch)\n"
+        + _grid(trend, trend.operators, ["operator"]),
+        "Since when: compactor × check that failed (streak = latest consecutive "
+        f"{unit}s failing)\n" + text_table(trend.streaks),
+    ]
+    if gate is not None:
+        blocks.append(gate.to_text())
+    return "\n\n".join(blocks)
+
+
+def _grid(trend: Trend, frame: pl.DataFrame, keys: list[str]) -> str:
+    """One row per series: its rate in each period, then the latest baseline and change."""
+    labels = [_label(trend, p) for p in trend.periods]
+    rows = []
+    for part in frame.partition_by(keys, maintain_order=True):
+        by_period = {row[trend.period]: row for row in part.iter_rows(named=True)}
+        last = by_period.get(trend.latest, {})
+        change = last.get("change")
+        rows.append({
+            **{key: part[key][0] for key in keys},
+            **{label: cell(by_period.get(p, {}).get("rate"), True)
+               for label, p in zip(labels, trend.periods, strict=True)},
+            "baseline": cell(last.get("baseline"), True),
+            "change": "-" if change is None else f"{100 * change:+.1f}",
+            "noise": "beyond" if last.get("beyond_noise") and (change or 0) > 0 else "",
+        })
+    if not rows:
+        return "  (none)"
+    table = pl.DataFrame(rows, schema={**{k: pl.String for k in rows[0]}})
+    return _right_aligned(table, keys)
+
+
+def _right_aligned(table: pl.DataFrame, keys: list[str]) -> str:
+    widths = [max(len(c), *(len(str(v)) for v in table[c])) for c in table.columns]
+
+    def line(cells: list[str]) -> str:
+        return "  " + "  ".join(
+            text.ljust(w) if column in keys or column == "noise" else text.rjust(w)
+            for text, w, column in zip(cells, widths, table.columns, strict=True)
+        ).rstrip()
+
+    return "\n".join([line(table.columns), line(["-" * w for w in widths]),
+                      *(line([str(v) for v in row]) for row in table.iter_rows())])
+
+
+def _label(trend: Trend, period: Any) -> str:
+    return as_text(period)[5:] if trend.per == "night" else as_text(period)
