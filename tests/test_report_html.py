@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from datetime import date
 from pathlib import Path
 
 import polars as pl
@@ -91,6 +92,11 @@ def test_worst_caps_and_compactor_filter(dataset: Path, tmp_path: Path) -> None:
     assert len(data.failing_pairs) == 1 and data.failing_total > 1
     assert set(data.compactors["compactor"].to_list()) == {"drop_result"}
     assert data.totals.passed == 0 and data.totals.failed == data.failing_total
+    last = gather(ReportConfig(str(dataset), str(tmp_path / "r.html"), since=date(2025, 6, 4)))
+    assert last.nights["log_date"].to_list() == [date(2025, 6, 4)]
+    assert [n.night for n in last.operator_trends[0].nights] == [date(2025, 6, 4)]
+    with pytest.raises(ReportError, match="no committed run with pairs in those days"):
+        gather(ReportConfig(str(dataset), str(tmp_path / "r.html"), since=date(2030, 1, 1)))
     with pytest.raises(ReportError, match="no pairs of compactor 'nope'"):
         gather(ReportConfig(str(dataset), str(tmp_path / "r.html"), compactors=("nope",)))
 
@@ -116,8 +122,9 @@ def test_runs_of_different_contracts_are_never_added_up(tmp_path: Path) -> None:
 
 def test_cli_writes_the_page_and_refuses_bad_input(dataset: Path, tmp_path: Path) -> None:
     target = tmp_path / "page.html"
-    result = run_cli("report", dataset, "-o", target, "--worst", "3", "--baseline", "2", real=True)
-    assert result.stdout.startswith(f"Wrote {target}: 1 run(s), ")
+    result = run_cli("report", dataset, "-o", target, "--worst", "3", "--baseline", "2",
+                     "--since", "2025-06-03", real=True)
+    assert result.stdout == f"Wrote {target}: 1 run(s), 27 pairs, nights 2025-06-03 to 2025-06-04\n"
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert "no committed run 'x'" in run_cli("report", dataset, "-o", target, "--run", "x", expect=2).stderr

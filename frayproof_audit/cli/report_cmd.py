@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import click
 
 from frayproof_audit.cli.common import fail_input
+from frayproof_audit.cli.dataset_options import as_day, selection_options
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, ReportConfig
 
@@ -13,25 +16,22 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
 @click.argument("out", type=click.Path())
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (replaced atomically).")
-@click.option("--run", "runs", multiple=True, metavar="RUN_ID",
-              help="Only this run; repeat for several (they must share a contract). "
-                   "Default: every run judged with the latest run's contract.")
-@click.option("--compactor", "compactors", multiple=True, metavar="NAME",
-              help="Only pairs of this compactor; repeat for several.")
+@selection_options
 @click.option("--worst", type=click.IntRange(min=0), default=DEFAULT_WORST, show_default=True,
               help="How many failing pairs, and how many passing pairs with surviving mutants, "
                    "to show with their findings and survivors.")
 @click.option("--baseline", type=click.IntRange(min=1), default=DEFAULT_BASELINE, show_default=True,
               help="Earlier nights whose median each night is compared with in the trend charts.")
-def report_command(out: str, output: str, runs: tuple[str, ...], compactors: tuple[str, ...],
-                   worst: int, baseline: int) -> None:
+def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
+                   until: datetime | None, compactors: tuple[str, ...], worst: int, baseline: int) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
     operator with per-night trend charts, the worst pairs with their findings and the mutants
     that survived on them (with the contract rule that would catch each), and the contract.
     Runs judged with different contracts are never added up: by default the report covers the
-    runs that share the latest run's contract and names the others.
+    runs that share the latest run's contract and names the others; --run picks runs (of one
+    contract).
 
     \b
     Example:
@@ -39,8 +39,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], compactors: tup
     """
     from frayproof_audit.htmlreport.write import write_report  # Polars: only this command
 
-    config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors, worst=worst,
-                          baseline=baseline)
+    config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors, since=as_day(since),
+                          until=as_day(until), worst=worst, baseline=baseline)
     try:
         data = write_report(config)
     except InputError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 from frayproof_audit.errors import InputError
 
@@ -24,6 +25,10 @@ class ReportConfig:
     """Only these runs (default: every run judged with the latest run's contract)."""
     compactors: tuple[str, ...] = ()
     """Only pairs of these compactors (default: all)."""
+    since: date | None = None
+    """Only rows with `log_date` on or after this day."""
+    until: date | None = None
+    """Only rows with `log_date` on or before this day."""
     worst: int = DEFAULT_WORST
     """How many failing pairs, and how many passing pairs with survivors, to show in detail."""
     baseline: int = DEFAULT_BASELINE

@@ -134,9 +134,11 @@ _RUN_COLUMNS = ("run_id", "started_at", "pairs", "passed", "failed", "input_erro
 def choose_runs(config: ReportConfig) -> tuple[list[RunInfo], tuple[str, ...]]:
     """The runs the report covers (oldest first) and the committed runs it leaves out because
     another contract judged them. Runs named with `--run` must share one contract."""
-    every = runs_in(config.out, Selection(runs=config.runs))
+    every = runs_in(config.out, Selection(runs=config.runs, since=config.since, until=config.until))
     if not every:
-        raise ReportError(f"'{config.out}' holds no committed run with pairs: audit into it first")
+        dated = config.since is not None or config.until is not None
+        raise ReportError(f"'{config.out}' holds no committed run with pairs"
+                          + (" in those days" if dated else ": audit into it first"))
     if config.runs:
         one_contract(every)  # MixedContracts, naming the runs of each contract
         return every, ()
@@ -155,7 +157,8 @@ def gather(config: ReportConfig) -> ReportData:
     if config.worst < 0 or config.baseline < 1:
         raise ReportError("the worst-pairs cap must be 0 or more and --baseline at least 1 night")
     runs, left_out = choose_runs(config)
-    selection = Selection(runs=tuple(run.run_id for run in runs), compactors=config.compactors)
+    selection = Selection(runs=tuple(run.run_id for run in runs), since=config.since, until=config.until,
+                          compactors=config.compactors)
     pairs, findings, mutants = (selection.apply(read_table(config.out, table))
                                 for table in ("pairs", "findings", "mutants"))
     if config.compactors:
