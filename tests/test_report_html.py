@@ -25,6 +25,7 @@ from tests.report_support import (
     build_dataset,
     read_page,
 )
+from tests.trend_support import REGRESSION_NIGHT, build_nights
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +152,20 @@ def test_a_chart_is_well_formed_svg_whatever_its_text(values: list[tuple[str, fl
     circles = root.findall("{http://www.w3.org/2000/svg}circle")
     assert [float(c.get("data-value") or "nan") for c in circles] == [v for _, v in values if v is not None]
     assert (root.find("{http://www.w3.org/2000/svg}text").text or "") == title  # type: ignore[union-attr]
+
+
+def test_the_planted_regression_is_named_and_drawn_red(tmp_path: Path) -> None:
+    """Seven nights, 10% failing, a three-pair night of noise, then 60% of the latest night's
+    pairs failing tool_pair_integrity: exactly that night and check are flagged."""
+    out = build_nights(tmp_path)
+    page = tmp_path / "r.html"
+    data = write_report(ReportConfig(str(out), str(page)))
+    assert data.gate is not None
+    assert [(r.kind, r.name, r.period) for r in data.gate.regressions] == [
+        ("check", "tool_pair_integrity", REGRESSION_NIGHT)]
+    flagged = [(s.name, n.night.isoformat()) for s in (*data.check_trends, *data.operator_trends)
+               for n in s.nights if n.worse]
+    assert flagged == [("tool_pair_integrity", REGRESSION_NIGHT)]  # the noisy night is not
+    text = page.read_text(encoding="utf-8")
+    assert text.count('class="pt worse"') == 1
+    assert "tool_pair_integrity: failure rate 60.0% on 2025-06-08" in text

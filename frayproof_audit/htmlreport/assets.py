@@ -24,6 +24,8 @@ padding-bottom:4px}h3{font-size:15px;margin:20px 0 6px}
 p.meta,.muted{color:var(--muted)}
 nav a{margin-right:14px;color:var(--accent);text-decoration:none}
 .notice{background:var(--panel);border-left:4px solid var(--bad);padding:8px 12px;margin:10px 0}
+.notice ul{margin:6px 0 0;padding-left:20px}
+.ok{background:var(--panel);border-left:4px solid var(--good);padding:8px 12px;margin:10px 0}
 .cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:120px}
 .card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}
@@ -40,6 +42,7 @@ svg .tick{font-size:10px;fill:var(--muted)}
 svg line.grid{stroke:var(--line);stroke-width:1}
 svg .line{fill:none;stroke:var(--accent);stroke-width:2}
 svg .pt{fill:var(--accent)}
+svg circle.worse{fill:var(--bad)}
 svg .whisker{stroke:var(--accent);stroke-width:1;opacity:.6}
 svg .band{fill:var(--band);stroke:none}
 svg .baseline{fill:none;stroke:var(--muted);stroke-width:1;stroke-dasharray:4 3}

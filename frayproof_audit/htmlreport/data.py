@@ -41,6 +41,7 @@ from frayproof_audit.htmlreport.tables import (
 )
 from frayproof_audit.htmlreport.worst import PairDetail, worst_pairs
 from frayproof_audit.mutate.operators import OPERATORS
+from frayproof_audit.trends.gate import DEFAULT_MIN_PAIRS, GateResult, find_regressions
 from frayproof_audit.trends.series import Trend, TrendConfig, TrendError, compute_trend
 
 
@@ -85,6 +86,8 @@ class Night:
     baseline: float | None = None
     band_low: float | None = None
     band_high: float | None = None
+    worse: bool = False
+    """Worse than the baseline beyond noise: the baseline lies below the whole interval."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,9 @@ class ReportData:
     operator_trends: tuple[Series, ...]
     undated: int
     """Pairs with no usable `logged_at`: in the tables, not in the per-night charts."""
+    gate: GateResult | None
+    """The latest night's checks and operators worse than their baseline beyond noise (the
+    regression gate of `trend` at 0 points and its default minimum of pairs)."""
     failing_pairs: tuple[PairDetail, ...]
     failing_total: int
     blind_pairs: tuple[PairDetail, ...]
@@ -196,8 +202,11 @@ def gather(config: ReportConfig) -> ReportData:
         codes=codes, compactors=compactors, operators=with_intervals(operators),
         streaks=trend.streaks if trend is not None else pl.DataFrame(),
         failure_trend=_failure_trend(trend), undated=trend.undated if trend is not None else 0,
-        check_trends=_series(trend, "checks", "check", "failing_pairs", "pairs_checked", CHECK_NAMES),
-        operator_trends=_series(trend, "operators", "operator", "survived", "applicable", OPERATORS),
+        gate=find_regressions(trend, 0.0) if trend is not None and len(trend.periods) > 1 else None,
+        check_trends=_series(trend, "checks", "check", "failing_pairs", "pairs_checked", "pairs_checked",
+                             CHECK_NAMES),
+        operator_trends=_series(trend, "operators", "operator", "survived", "applicable", "pairs",
+                                OPERATORS),
         failing_pairs=failing, failing_total=failing_total, blind_pairs=blind, blind_total=blind_total,
     )
 
@@ -212,7 +221,7 @@ def _known_compactors(config: ReportConfig, pairs: pl.LazyFrame, selection: Sele
                           f" (compactors: {_names(known.to_list())})")
 
 
-def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: str,
+def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: str, size: str,
             known: Sequence[str]) -> tuple[Series, ...]:
     """One series per name of one of the trend's frames, in registry order."""
     if trend is None:
@@ -221,13 +230,16 @@ def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: st
     out = []
     for name in order(frame[key].unique().to_list(), known):
         rows = frame.filter(pl.col(key) == name).sort(trend.period).iter_rows(named=True)
-        out.append(Series(name, tuple(_night(row, trend.period, hits, total) for row in rows)))
+        out.append(Series(name, tuple(_night(row, trend.period, hits, total, size) for row in rows)))
     return tuple(out)
 
 
-def _night(row: dict[str, Any], period: str, hits: str, total: str) -> Night:
+def _night(row: dict[str, Any], period: str, hits: str, total: str, size: str) -> Night:
+    """A row of a trend frame; `worse` as the regression gate judges it (beyond noise, on enough
+    pairs), so a red dot is exactly what `trend --fail-on-regression 0` would name."""
+    worse = bool(row["beyond_noise"]) and row[size] >= DEFAULT_MIN_PAIRS
     return Night(row[period], row[hits], row[total], row["rate"], row["low"], row["high"],
-                 row["baseline"], row["baseline_min"], row["baseline_max"])
+                 row["baseline"], row["baseline_min"], row["baseline_max"], worse)
 
 
 def _failure_trend(trend: Trend | None) -> Series | None:

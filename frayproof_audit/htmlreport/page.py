@@ -81,8 +81,9 @@ def _points(series: Series, what: str) -> tuple[list[Point], list[BandPoint]]:
     for night in series.nights:
         label = night.night.isoformat()
         note = (f"{label}: {_pct(night.rate)} ({night.hits:,} of {night.total:,} {what})"
-                + (f"; baseline {_pct(night.baseline)}" if night.baseline is not None else ""))
-        points.append(Point(label, night.rate, night.low, night.high, note))
+                + (f"; baseline {_pct(night.baseline)}" if night.baseline is not None else "")
+                + ("; worse beyond noise" if night.worse else ""))
+        points.append(Point(label, night.rate, night.low, night.high, note, night.worse))
         band.append(BandPoint(night.baseline, night.band_low, night.band_high))
     return points, band
 
@@ -152,12 +153,27 @@ def _summary(data: ReportData) -> str:
                   "(mostly input errors) count in the tables but belong to no night of the charts.</p>")
     runs = data.runs.with_columns(pl.col("not_audited_shards").list.len().alias("not_audited"))
     return "".join([
-        '<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>', trend,
+        '<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>', _gate(data), trend,
         "<h3>Nights</h3>", table("t-nights", data.nights, _NIGHTS, "log_date"),
         "<h3>Runs</h3>",
         '<p class="muted">Whole runs as committed (before any <code>--compactor</code> filter).</p>',
         table("t-runs", runs, _RUNS, "run_id"), "</section>",
     ])
+
+
+def _gate(data: ReportData) -> str:
+    """The latest night against its baseline, in words: what got worse beyond noise."""
+    gate = data.gate
+    if gate is None:
+        return ""
+    if not gate.regressions:
+        return (f'<p class="ok" id="regressions">{_e(gate.period)}: no check or operator is worse than '
+                "its baseline beyond noise.</p>")
+    items = "".join(f"<li>{_e(regression.describe())}</li>" for regression in gate.regressions)
+    return (f'<div class="notice" id="regressions"><b>{_e(gate.period)}: {len(gate.regressions)} '
+            "series worse than the baseline beyond noise</b> (red dots in the charts below; "
+            "<code>frayproof-audit trend --fail-on-regression P</code> gates on these)"
+            f"<ul>{items}</ul></div>")
 
 
 _CHECKS: tuple[Column, ...] = (
@@ -215,7 +231,8 @@ def _failures(data: ReportData) -> str:
         "<h3>Per night, by check</h3>",
         '<p class="muted">Dots: the night\'s rate with its 95% interval. Dashed line: the baseline, the '
         f"median of up to {data.config.baseline} earlier nights; band: the lowest to the highest of those "
-        "nights. A night is worse beyond noise when its whole interval lies above the baseline.</p>",
+        "nights. A night is worse beyond noise (a red dot) when its whole interval lies above the "
+        "baseline.</p>",
         _charts("chart-check-trends", data.check_trends, "pairs checked", "failure rate"),
         "<h3>By condition code</h3>", table("t-codes", codes, _CODES, ("check", "code")),
         "<h3>By compactor</h3>", f'<div class="grid">{compactor_bars}</div>',

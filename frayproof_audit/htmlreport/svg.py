@@ -28,6 +28,8 @@ class Point:
     low: float | None = None
     high: float | None = None
     note: str = ""
+    flagged: bool = False
+    """Drawn as a warning: worse than the baseline beyond noise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +99,8 @@ def rate_chart(chart_id: str, title: str, points: Sequence[Point],
         if point.value is None:
             continue
         parts.append(
-            f'<circle class="pt" cx="{x(i):.1f}" cy="{y(point.value):.1f}" r="3.5" '
+            f'<circle class="pt{" worse" if point.flagged else ""}" cx="{x(i):.1f}" '
+            f'cy="{y(point.value):.1f}" r="{4.5 if point.flagged else 3.5}" '
             f'data-label="{_e(point.label)}" data-value="{point.value!r}">'
             f'<title>{_e(point.note or f"{point.label}: {_pct(point.value)}")}</title></circle>'
         )
