@@ -45,9 +45,9 @@ GROUP BY ALL ORDER BY failing_pairs DESC, compactor
 def write_html_report(out: Path) -> None:
     """The HTML report of the audited corpus: one self-contained page (docs/report.md)."""
     print("== The HTML report ==\n")
-    page = out.parent / "demo-report.html"
+    page = out / "report.html"
     run(["report", str(out), "-o", str(page)])
-    print(f"Open {ROOT / page} in a browser: it loads nothing from the network.\n")
+    print(f"HTML report: {ROOT / page} (open it in a browser; it loads nothing from the network)")
 
 
 def main() -> int:
@@ -55,14 +55,20 @@ def main() -> int:
     for arguments in SINGLE_PAIR:
         run(arguments)
     out = OUT.relative_to(ROOT)
-    print("== Corpus audit of examples/corpus (four nights, good and buggy compactors) ==\n")
+    print("== Corpus audit of examples/corpus (eight nights, good and buggy compactors) ==\n")
     shutil.rmtree(OUT, ignore_errors=True)
     # Exit 1 is expected: the corpus holds buggy compactors on purpose.
     run(["audit", "examples/corpus", "--contract", "examples/audit_contract.yaml",
          "--out", str(out), "--run-id", "demo"])
     run(["stats", str(out)])
     run(["stats", str(out), "--by", "compactor"])
+    duckdb_query(out)
+    trend_chart(out)
     write_html_report(out)
+    return 0
+
+
+def duckdb_query(out: Path) -> None:
     print(f"The tables are under {OUT}/ (runs, pairs, findings, mutants), Hive-partitioned by")
     print("log_date. Any engine reads them; this is DuckDB:\n")
     query = QUERY.format(out=out)
@@ -70,13 +76,22 @@ def main() -> int:
     try:
         import duckdb
     except ImportError:
-        print("(install duckdb to run it: pip install duckdb)")
-        return 0
+        print("(install duckdb to run it: pip install duckdb)\n")
+        return
     import os
 
     os.chdir(ROOT)
     print(duckdb.sql(query))
-    return 0
+    print()
+
+
+def trend_chart(out: Path) -> None:
+    """Night by night against a trailing baseline: the gate trips on the planted regression."""
+    print("== Night by night: trends and the regression gate ==\n")
+    chart = out / "trend.png"
+    # Exit 1 is expected: the last night's release of summary_keep_last_n regressed on purpose.
+    run(["trend", str(out), "--fail-on-regression", "10", "--png", str(chart)])
+    print(f"Trend chart: {ROOT / chart}")
 
 
 if __name__ == "__main__":

@@ -1,25 +1,35 @@
-"""Write `examples/corpus/`: four nights of logged compactions, as a team's logger would leave them.
+"""Write `examples/corpus/`: eight nights of logged compactions, as a team's logger would leave them.
 
     python examples/make_corpus.py            # rewrites examples/corpus/ (deterministic)
     python examples/make_corpus.py --check    # exit 1 if the committed files are out of date
 
 Sessions come from `sessiongen.realistic` (realistic agent sessions, three good compactors and six
 buggy ones), with every text cut to a few hundred characters so the whole corpus stays
-commit-sized. Each night is logged in a different format, the way logging setups drift:
+commit-sized. Each night is logged differently, the way logging setups drift:
 
     2025-06-02/compactions.jsonl        plain JSON Lines
     2025-06-03/compactions.jsonl.gz     gzip
     2025-06-04/compactions.parquet      Parquet, before/after as JSON strings
     2025-06-05/compactions.jsonl.zst    zstd
+    2025-06-06/compactions.jsonl.gz     the agent moved to Anthropic: records say "format": "anthropic"
+    2025-06-07/compactions.jsonl.zst    ... and to the OpenAI Responses API: "format": "openai-responses"
+    2025-06-08/compactions.jsonl        a quiet night: four pairs (noise, never a trend)
+    2025-06-09/compactions.jsonl.gz     release 2.4 of summary_keep_last_n: a planted regression
 
 and a few nights hold bad lines a real logger writes (a trailing comma, a line cut short, a
-NaN, a double-encoded list, Latin-1 bytes ...). The files depend only on `SEED` and the
-generator's `CORPUS_VERSION`.
+NaN, a double-encoded list, Latin-1 bytes ...).
+
+The planted regression: on the last night the good `summary_keep_last_n` compactor ships a
+release whose new token budget ends the window one message early: the pending request, the
+user's last message, is cut (`retention`: `RET-LATEST`). `frayproof-audit trend`
+finds exactly that night; the quiet night before it swings wildly on four pairs and must not
+trip the gate. The files depend only on `SEED` and the generator's `CORPUS_VERSION`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import tempfile
@@ -33,7 +43,11 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from sessiongen.realistic import (  # noqa: E402 - the repository root is on sys.path only now
+from sessiongen.anthropic_wire import (  # noqa: E402 - the repository root is on sys.path only now
+    NotExpressible,
+    to_anthropic,
+)
+from sessiongen.realistic import (  # noqa: E402
     BAD_KINDS,
     COMPACTOR_WEIGHTS,
     COMPACTORS,
@@ -43,7 +57,9 @@ from sessiongen.realistic import (  # noqa: E402 - the repository root is on sys
     dump_record,
     generate_session,
     logged_at,
+    summary_keep_last_n,
 )
+from sessiongen.responses_items import representable, to_items  # noqa: E402
 
 SEED = 20250602
 MAX_TEXT = 360
@@ -52,12 +68,18 @@ MAX_TOOL_TEXT = 1100
 files, and tool results still long enough for a compactor that clips them at 500 or 1000."""
 
 NIGHTS = (
-    # (folder, file name, good pairs, bad lines)
-    ("2025-06-02", "compactions.jsonl", 80, 3),
-    ("2025-06-03", "compactions.jsonl.gz", 90, 3),
-    ("2025-06-04", "compactions.parquet", 90, 0),
-    ("2025-06-05", "compactions.jsonl.zst", 60, 2),
+    # (folder, file name, good pairs, bad lines, wire format, regressed release)
+    ("2025-06-02", "compactions.jsonl", 80, 3, "openai", False),
+    ("2025-06-03", "compactions.jsonl.gz", 90, 3, "openai", False),
+    ("2025-06-04", "compactions.parquet", 90, 0, "openai", False),
+    ("2025-06-05", "compactions.jsonl.zst", 60, 2, "openai", False),
+    ("2025-06-06", "compactions.jsonl.gz", 70, 0, "anthropic", False),
+    ("2025-06-07", "compactions.jsonl.zst", 70, 0, "openai-responses", False),
+    ("2025-06-08", "compactions.jsonl", 4, 0, "openai", False),
+    ("2025-06-09", "compactions.jsonl.gz", 80, 0, "openai", True),
 )
+REGRESSED = "summary_keep_last_n"
+"""The compactor whose release regresses on the last night (same name: a release, not a new one)."""
 CORPUS = REPO / "examples" / "corpus"
 
 
@@ -82,15 +104,28 @@ def _shrink(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def make_pair(rng: random.Random, index: int, night: int) -> dict[str, Any]:
-    """One record: a short realistic session and what a weighted-random compactor made of it."""
+def release_2_4(messages: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """`summary_keep_last_n` 2.4: its new token budget ends the window one message early, so a
+    pending request (a session that ends on the user's message) is cut."""
+    after = summary_keep_last_n(messages, rng)
+    return after[:-1] if after and after[-1].get("role") == "user" else after
+
+
+def make_pair(rng: random.Random, index: int, night: int, wire: str = "openai",
+              regressed: bool = False) -> dict[str, Any]:
+    """One record: a short realistic session and what a weighted-random compactor made of it,
+    in the night's wire format."""
     names = list(COMPACTOR_WEIGHTS)
     name = rng.choices(names, weights=[COMPACTOR_WEIGHTS[n] for n in names])[0]
+    compactor = release_2_4 if regressed and name == REGRESSED else COMPACTORS[name]
     for _ in range(60):
         before = [_shrink(m) for m in generate_session(rng, rng.randint(10, 36))]
+        if wire == "anthropic":  # a tool_use block holds an object: its JSON text is compact
+            before = [_compact_arguments(m) for m in before]
         try:
-            after = COMPACTORS[name](before, rng)
-        except NotApplicable:
+            after = compactor(before, rng)
+            snapshots = _in_wire(wire, before, after)
+        except (NotApplicable, NotExpressible):
             continue
         session = f"sess_{rng.getrandbits(48):012x}"
         return {
@@ -98,14 +133,39 @@ def make_pair(rng: random.Random, index: int, night: int) -> dict[str, Any]:
             "session_id": session,
             "compactor": name,
             "logged_at": logged_at(night, (index + rng.random()) / 120),
-            "before": before,
-            "after": after,
+            **({} if wire == "openai" else {"format": wire}),
+            "before": snapshots[0],
+            "after": snapshots[1],
         }
     raise RuntimeError(f"{name}: no applicable session")
 
 
-def night_lines(rng: random.Random, night: int, good: int, bad: int, kinds: list[str]) -> list[bytes]:
-    records = [make_pair(rng, index, night) for index in range(good)]
+def _compact_arguments(message: dict[str, Any]) -> dict[str, Any]:
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    return {**message, "tool_calls": [
+        {**call, "function": {**call["function"], "arguments": json.dumps(
+            json.loads(call["function"]["arguments"]), separators=(",", ":"), ensure_ascii=False)}}
+        for call in calls
+    ]}
+
+
+def _in_wire(wire: str, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> tuple[Any, Any]:
+    """The pair as the night's logger wrote it (NotExpressible when that wire cannot say it)."""
+    if wire == "anthropic":
+        return to_anthropic(before)[0], to_anthropic(after)[0]
+    if wire == "openai-responses":
+        chat = representable(before), representable(after)
+        if chat[0] is None or chat[1] is None:
+            raise NotExpressible("no Responses spelling")
+        return to_items(chat[0]).items, to_items(chat[1]).items
+    return before, after
+
+
+def night_lines(rng: random.Random, night: int, good: int, bad: int, kinds: list[str],
+                wire: str = "openai", regressed: bool = False) -> list[bytes]:
+    records = [make_pair(rng, index, night, wire, regressed) for index in range(good)]
     lines = [dump_record(record, rng) for record in records]
     for slot in range(bad):
         position = (slot + 1) * len(lines) // (bad + 1)
@@ -117,7 +177,7 @@ def write(folder: Path) -> list[Path]:
     rng = random.Random(SEED)
     kinds = [BAD_KINDS[i % len(BAD_KINDS)] for i in range(sum(n[3] for n in NIGHTS))]
     written = []
-    for night, (day, name, good, bad) in enumerate(NIGHTS):
+    for night, (day, name, good, bad, wire, regressed) in enumerate(NIGHTS):
         target = folder / day / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if name.endswith(".parquet"):
@@ -126,7 +186,7 @@ def write(folder: Path) -> list[Path]:
             pq.write_table(pa.Table.from_pylist(rows), str(target), row_group_size=32,
                            compression="zstd")
         else:
-            data = b"".join(night_lines(rng, night, good, bad, kinds))
+            data = b"".join(night_lines(rng, night, good, bad, kinds, wire, regressed))
             if name.endswith(".gz"):
                 import gzip
 
@@ -143,8 +203,6 @@ def write(folder: Path) -> list[Path]:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -12,4 +12,7 @@ A top-level helper package (like `benchmarks/`, not installed with `frayproof_au
   and JSONL corpora for benchmarks and corpus fixtures.
 * `sessiongen.tooled` — the same records carrying their agent's tool schemas (`tools`), with
   calls that mostly obey them and kept calls re-spaced or altered in after (bench_toolargs).
+* `sessiongen.anthropic_wire` / `sessiongen.responses_items` — Chat Completions sessions
+  rewritten as Anthropic Messages wire data / OpenAI Responses items (format equivalence tests,
+  the example corpus's Anthropic and Responses nights).
 """

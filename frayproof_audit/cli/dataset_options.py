@@ -22,9 +22,9 @@ def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:
     for decorator in reversed([
         click.option("--run", "runs", multiple=True, metavar="RUN_ID",
                      help="Only this run (repeatable)."),
-        click.option("--since", type=day, default=None,
+        click.option("--since", type=day, default=None, metavar="DAY",
                      help="Only rows with log_date on or after this day (YYYY-MM-DD)."),
-        click.option("--until", type=day, default=None,
+        click.option("--until", type=day, default=None, metavar="DAY",
                      help="Only rows with log_date on or before this day (YYYY-MM-DD)."),
         click.option("--compactor", "compactors", multiple=True, metavar="NAME",
                      help="Only pairs of this compactor (repeatable)."),

@@ -68,7 +68,7 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
 
     \b
     Example:
-        frayproof-audit trend audit-out --baseline 7 --fail-on-regression 10 --png trend.png
+        frayproof-audit trend audit-out --fail-on-regression 10 --png trend.png
     """
     json_errors = "json" if output_format == "json" else "text"
     if output_format == "parquet" and output is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -123,11 +124,25 @@ class Stats:
             text_table(self.checks, _RATES),
             "",
             "Condition codes",
-            text_table(self.codes, _RATES),
+            *self._codes_text(),
             "",
             "Mutation operators (survival_low/high: 95% Wilson interval over the mutants)",
             text_table(self.operators, _RATES),
         ])
+
+
+    def _codes_text(self) -> list[str]:
+        """The codes table without the codes that have no finding anywhere (those are named on
+        one line instead: every active check has many codes, most of them quiet)."""
+        fired = pl.col("findings").sum().over("check", "code") > 0
+        quiet = self.codes.filter(~fired).select("check", "code").unique(maintain_order=True)
+        lines = [text_table(self.codes.filter(fired), _RATES)]
+        if quiet.height:
+            names = ", ".join(code or f"{check} (no code)" for check, code in quiet.iter_rows())
+            lines.append(textwrap.fill(f"No findings (0 in every row, listed in json and csv): {names}",
+                                       width=100, initial_indent="  ", subsequent_indent="    ",
+                                       break_on_hyphens=False))
+        return lines
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

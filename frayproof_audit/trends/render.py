@@ -85,8 +85,12 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
         + _grid(trend, codes, ["check", "code"]),
         "Survival rate per operator (mutants the contract did not catch)\n"
         + _grid(trend, trend.operators, ["operator"]),
-        "Since when: compactor × check that failed (streak = latest consecutive "
-        f"{unit}s failing)\n" + text_table(trend.streaks),
+        f"Since when: compactor × check that failed (streak: {unit}s in a row up to the"
+        f" compactor's latest)\n" + text_table(
+            trend.streaks.select(
+                "compactor", "check", "since", "streak", "first_failed", "last_failed",
+                pl.format("{}/{}", "periods_failed", "periods_audited").alias("failed"),
+                "failing_pairs")),
     ]
     if gate is not None:
         blocks.append(gate.to_text())
