@@ -169,3 +169,6 @@ def test_the_planted_regression_is_named_and_drawn_red(tmp_path: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert text.count('class="pt worse"') == 1
     assert "tool_pair_integrity: failure rate 60.0% on 2025-06-08" in text
+    margin = gather(ReportConfig(str(out), str(page), points=60))  # +50 points is not more than 60
+    assert margin.gate is not None and margin.gate.regressions == ()
+    assert not [n for s in margin.check_trends for n in s.nights if n.worse]

@@ -22,8 +22,12 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
                    "to show with their findings and survivors.")
 @click.option("--baseline", type=click.IntRange(min=1), default=DEFAULT_BASELINE, show_default=True,
               help="Earlier nights whose median each night is compared with in the trend charts.")
+@click.option("--regression-points", "points", type=click.FloatRange(min=0), default=0.0, show_default=True,
+              metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
+                                "its baseline by more than P points, as trend --fail-on-regression P.")
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
-                   until: datetime | None, compactors: tuple[str, ...], worst: int, baseline: int) -> None:
+                   until: datetime | None, compactors: tuple[str, ...], worst: int, baseline: int,
+                   points: float) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
@@ -40,7 +44,7 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     from frayproof_audit.htmlreport.write import write_report  # Polars: only this command
 
     config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors, since=as_day(since),
-                          until=as_day(until), worst=worst, baseline=baseline)
+                          until=as_day(until), worst=worst, baseline=baseline, points=points)
     try:
         data = write_report(config)
     except InputError as exc:

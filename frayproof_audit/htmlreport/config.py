@@ -33,3 +33,6 @@ class ReportConfig:
     """How many failing pairs, and how many passing pairs with survivors, to show in detail."""
     baseline: int = DEFAULT_BASELINE
     """Earlier nights whose median a night is compared with."""
+    points: float = 0.0
+    """A night is flagged as a regression only when worse than its baseline by more than this
+    many percentage points (as `trend --fail-on-regression P` judges), and beyond noise."""

@@ -124,8 +124,8 @@ class ReportData:
     undated: int
     """Pairs with no usable `logged_at`: in the tables, not in the per-night charts."""
     gate: GateResult | None
-    """The latest night's checks and operators worse than their baseline beyond noise (the
-    regression gate of `trend` at 0 points and its default minimum of pairs)."""
+    """The latest night's checks and operators worse than their baseline beyond noise and by more
+    than `config.points` (the regression gate of `trend`, with its default minimum of pairs)."""
     failing_pairs: tuple[PairDetail, ...]
     failing_total: int
     blind_pairs: tuple[PairDetail, ...]
@@ -160,8 +160,9 @@ def _names(items: Sequence[str], cap: int = 20) -> str:
 
 def gather(config: ReportConfig) -> ReportData:
     """Read the dataset and compute every section of the report."""
-    if config.worst < 0 or config.baseline < 1:
-        raise ReportError("the worst-pairs cap must be 0 or more and --baseline at least 1 night")
+    if config.worst < 0 or config.baseline < 1 or config.points < 0:
+        raise ReportError("the worst-pairs cap and --regression-points must be 0 or more, and "
+                          "--baseline at least 1 night")
     runs, left_out = choose_runs(config)
     selection = Selection(runs=tuple(run.run_id for run in runs), since=config.since, until=config.until,
                           compactors=config.compactors)
@@ -202,11 +203,11 @@ def gather(config: ReportConfig) -> ReportData:
         codes=codes, compactors=compactors, operators=with_intervals(operators),
         streaks=trend.streaks if trend is not None else pl.DataFrame(),
         failure_trend=_failure_trend(trend), undated=trend.undated if trend is not None else 0,
-        gate=find_regressions(trend, 0.0) if trend is not None and len(trend.periods) > 1 else None,
+        gate=find_regressions(trend, config.points) if trend is not None and len(trend.periods) > 1 else None,
         check_trends=_series(trend, "checks", "check", "failing_pairs", "pairs_checked", "pairs_checked",
-                             CHECK_NAMES),
+                             CHECK_NAMES, config.points),
         operator_trends=_series(trend, "operators", "operator", "survived", "applicable", "pairs",
-                                OPERATORS),
+                                OPERATORS, config.points),
         failing_pairs=failing, failing_total=failing_total, blind_pairs=blind, blind_total=blind_total,
     )
 
@@ -222,7 +223,7 @@ def _known_compactors(config: ReportConfig, pairs: pl.LazyFrame, selection: Sele
 
 
 def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: str, size: str,
-            known: Sequence[str]) -> tuple[Series, ...]:
+            known: Sequence[str], points: float) -> tuple[Series, ...]:
     """One series per name of one of the trend's frames, in registry order."""
     if trend is None:
         return ()
@@ -230,14 +231,15 @@ def _series(trend: Trend | None, frame_name: str, key: str, hits: str, total: st
     out = []
     for name in order(frame[key].unique().to_list(), known):
         rows = frame.filter(pl.col(key) == name).sort(trend.period).iter_rows(named=True)
-        out.append(Series(name, tuple(_night(row, trend.period, hits, total, size) for row in rows)))
+        out.append(Series(name, tuple(_night(row, trend.period, hits, total, size, points) for row in rows)))
     return tuple(out)
 
 
-def _night(row: dict[str, Any], period: str, hits: str, total: str, size: str) -> Night:
-    """A row of a trend frame; `worse` as the regression gate judges it (beyond noise, on enough
-    pairs), so a red dot is exactly what `trend --fail-on-regression 0` would name."""
-    worse = bool(row["beyond_noise"]) and row[size] >= DEFAULT_MIN_PAIRS
+def _night(row: dict[str, Any], period: str, hits: str, total: str, size: str, points: float) -> Night:
+    """A row of a trend frame; `worse` as the regression gate judges it (beyond noise, by more
+    than `points`, on enough pairs): a red dot is what `trend --fail-on-regression P` names."""
+    worse = (bool(row["beyond_noise"]) and row["change"] is not None and row["change"] * 100 > points
+             and row[size] >= DEFAULT_MIN_PAIRS)
     return Night(row[period], row[hits], row[total], row["rate"], row["low"], row["high"],
                  row["baseline"], row["baseline_min"], row["baseline_max"], worse)
 

@@ -166,13 +166,14 @@ def _gate(data: ReportData) -> str:
     gate = data.gate
     if gate is None:
         return ""
+    margin = f" by more than {gate.points:g} points and" if gate.points else ""
     if not gate.regressions:
         return (f'<p class="ok" id="regressions">{_e(gate.period)}: no check or operator is worse than '
-                "its baseline beyond noise.</p>")
+                f"its baseline{margin} beyond noise.</p>")
     items = "".join(f"<li>{_e(regression.describe())}</li>" for regression in gate.regressions)
     return (f'<div class="notice" id="regressions"><b>{_e(gate.period)}: {len(gate.regressions)} '
-            "series worse than the baseline beyond noise</b> (red dots in the charts below; "
-            "<code>frayproof-audit trend --fail-on-regression P</code> gates on these)"
+            f"series worse than the baseline{margin} beyond noise</b> (red dots in the charts below; "
+            f"<code>frayproof-audit trend --fail-on-regression {gate.points:g}</code> fails on these)"
             f"<ul>{items}</ul></div>")
 
 
