@@ -8,10 +8,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.selection import MixedContracts, Selection, SelectionError
 from frayproof_audit.corpus.stats import StatsError
+from frayproof_audit.corpus.wilson import wilson, wilson_exprs
 from tests.corpus_support import (
     BAD_LINES,
     CONTRACT_TEXT,
@@ -203,3 +206,36 @@ def test_runs_of_two_contracts_are_refused_unless_grouped_by_run(two_runs: Path,
     by_run = compute_stats(copy, by="run_id")
     assert by_run.contract is None and set(by_run.checks["run_id"]) == {"a", "b", "c", "d"}
     assert compute_stats(copy, selection=Selection(runs=("d",))).runs == 1
+
+
+def test_cli_several_keys_and_filters(two_runs: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from frayproof_audit.cli import main
+
+    result = CliRunner().invoke(main, ["stats", str(two_runs), "--by", "compactor", "--by", "log_date",
+                                       "--since", "2025-06-03", "--compactor", "drop_result",
+                                       "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["by"] == ["compactor", "log_date"]
+    assert data["filters"] == "since 2025-06-03; compactors drop_result"
+    groups = {(row["compactor"], row["log_date"]) for row in data["pairs"]}
+    assert groups == {("drop_result", "2025-06-03"), ("drop_result", "2025-06-04")}
+    bad = CliRunner().invoke(main, ["stats", str(two_runs), "--run", "nope"])
+    assert bad.exit_code == 2 and "no committed run 'nope'" in bad.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=500), st.data())
+def test_wilson_interval_holds_the_rate_and_matches_the_polars_form(n: int, data: st.DataObject) -> None:
+    k = data.draw(st.integers(min_value=0, max_value=n))
+    low, high = wilson(k / n, n)
+    assert 0.0 <= low <= k / n + 1e-12 and k / n - 1e-12 <= high <= 1.0
+    wider = wilson(k / n, max(1, n // 4))  # fewer trials, same rate: never a narrower interval
+    assert wider[1] - wider[0] >= high - low - 1e-12
+    frame = pl.DataFrame({"rate": [k / n], "n": [n]})
+    frame = frame.select(wilson_exprs(pl.col("rate"), pl.col("n"), "lo", "hi"))
+    assert frame.row(0) == pytest.approx((low, high))

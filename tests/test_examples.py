@@ -73,6 +73,9 @@ def test_demo_script_runs(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert "Run demo: 552 pairs audited" in completed.stdout
     assert "failing_pairs" in completed.stdout
+    assert "REGRESSION on 2025-06-09" in completed.stdout  # the trend step, its gate and chart
+    chart = ROOT / "demo-out" / "trend.png"
+    assert f"Trend chart: {chart}" in completed.stdout and chart.stat().st_size > 10_000
 
 
 def test_notebook_runs_on_a_real_dataset(audited: tuple[Path, list[str]],

@@ -145,3 +145,10 @@ def test_cli_bad_usage(nights: Path, args: tuple[str, ...], message: str) -> Non
 def test_cli_not_a_dataset(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["trend", str(tmp_path)])
     assert result.exit_code == 2 and "not an audit dataset" in result.stderr
+
+
+def test_the_first_period_has_no_baseline_to_fail(nights: Path) -> None:
+    trend = compute_trend(TrendConfig(nights, Selection(runs=("night-6",)), per="run"))
+    gate = find_regressions(trend, 0)
+    assert gate.exit_code == 0 and not gate.baselined
+    assert gate.to_text() == "Gate passed: night-6 is the first period, there is no baseline yet."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import statistics
 from datetime import date
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from frayproof_audit.corpus.selection import MixedContracts, Selection
 from frayproof_audit.trends import TrendConfig, TrendError, compute_trend
@@ -124,3 +127,28 @@ def test_older_runs_without_a_fingerprint_join_by_their_text(nights: Path, tmp_p
                                     table.schema.field("contract_fingerprint"), blank), path)
     trend = compute_trend(TrendConfig(copy))
     assert trend.runs[0] == "night-0" and trend.contract == compute_trend(TrendConfig(nights)).contract
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
+       st.integers(min_value=1, max_value=5))
+def test_the_baseline_is_the_median_of_the_previous_rated_periods(
+    rates: list[float | None], length: int
+) -> None:
+    from frayproof_audit.trends.series import _with_baseline
+
+    grid = pl.DataFrame({"name": ["x"] * len(rates), "_order": range(len(rates)),
+                         "rate": rates, "low": [None if r is None else r / 2 for r in rates]},
+                        schema={"name": pl.String, "_order": pl.Int64, "rate": pl.Float64,
+                                "low": pl.Float64})
+    rows = _with_baseline(grid, ["name"], length).sort("_order").to_dicts()
+    for index, row in enumerate(rows):
+        window = [r for r in rates[:index] if r is not None][-length:]
+        if not window:
+            assert row["baseline"] is None and row["change"] is None
+            continue
+        assert row["baseline"] == pytest.approx(statistics.median(window))
+        assert row["baseline_min"] == min(window) <= row["baseline"] <= max(window) == row["baseline_max"]
+        if rates[index] is not None:
+            assert row["change"] == pytest.approx(rates[index] - row["baseline"])
+            assert row["beyond_noise"] == (row["baseline"] < row["low"] - 1e-9)

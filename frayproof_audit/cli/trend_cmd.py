@@ -86,11 +86,12 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
         config = TrendConfig(out, selection, "night" if per == "night" else "run", baseline)
         trend = compute_trend(config)
         gate: GateResult | None = None if points is None else find_regressions(trend, points, min_pairs)
-        for path in (png, svg):
+        for path, image in ((png, "png"), (svg, "svg")):
             if path is not None:
-                write_chart(trend, path, gate=gate, chart_format="png" if path == png else "svg")
-    except OSError as exc:
-        cannot_write(str(exc.filename or png or svg), exc)
+                try:
+                    write_chart(trend, path, gate=gate, chart_format=image)
+                except OSError as exc:
+                    cannot_write(path, exc)
     except InputError as exc:
         fail_input(str(exc), json_errors)
     if badge is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -89,7 +89,7 @@ class RunInfo:
     """A committed run that contributes rows to a selection."""
 
     run_id: str
-    started_at: object
+    started_at: datetime
     contract: str
     """The contract key: the fingerprint, or `sha256:<hash>` (see the module docstring)."""
     contract_text: str

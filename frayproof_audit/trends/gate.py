@@ -67,13 +67,17 @@ class GateResult:
     regressions: tuple[Regression, ...]
     too_few_pairs: tuple[str, ...]
     """Series worse by more than `points` that were not judged: fewer than `min_pairs` pairs."""
+    baselined: bool = True
+    """Whether any series had a baseline in the latest period (not on the first one)."""
 
     @property
     def exit_code(self) -> int:
         return EXIT_FAIL if self.regressions else EXIT_PASS
 
     def to_text(self) -> str:
-        if not self.regressions:
+        if not self.baselined:
+            lines = [f"Gate passed: {self.period} is the first period, there is no baseline yet."]
+        elif not self.regressions:
             lines = [f"Gate passed: nothing on {self.period} is worse than its baseline by more"
                      f" than {self.points:g} points beyond noise."]
         else:
@@ -87,7 +91,7 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"points": self.points, "min_pairs": self.min_pairs, "period": self.period,
-                "passed": not self.regressions,
+                "passed": not self.regressions, "baselined": self.baselined,
                 "regressions": [r.to_dict() for r in self.regressions],
                 "too_few_pairs": list(self.too_few_pairs)}
 
@@ -113,5 +117,8 @@ def find_regressions(trend: Trend, points: float, min_pairs: int = DEFAULT_MIN_P
             elif row["beyond_noise"]:
                 found.append(Regression(kind, row[name], as_text(latest), row["rate"],
                                         row["baseline"], row["low"], row["high"], row[size]))
+    baselined = any(
+        frame.filter((pl.col(trend.period) == latest) & pl.col("baseline").is_not_null()).height
+        for frame in (trend.checks, trend.operators))
     return GateResult(points, min_pairs, None if latest is None else as_text(latest),
-                      tuple(found), tuple(small))
+                      tuple(found), tuple(small), baselined)
