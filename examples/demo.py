@@ -42,6 +42,14 @@ GROUP BY ALL ORDER BY failing_pairs DESC, compactor
 """.strip()
 
 
+def write_html_report(out: Path) -> None:
+    """The HTML report of the audited corpus: one self-contained page (docs/report.md)."""
+    print("== The HTML report ==\n")
+    page = out / "report.html"
+    run(["report", str(out), "-o", str(page), "--regression-points", "10"])  # as the trend gate
+    print(f"HTML report: {ROOT / page} (open it in a browser; it loads nothing from the network)")
+
+
 def main() -> int:
     print("== Single pairs ==\n")
     for arguments in SINGLE_PAIR:
@@ -56,6 +64,7 @@ def main() -> int:
     run(["stats", str(out), "--by", "compactor"])
     duckdb_query(out)
     trend_chart(out)
+    write_html_report(out)
     return 0
 
 

@@ -15,6 +15,7 @@ from frayproof_audit.cli.audit_cmd import audit_command, stats_command
 from frayproof_audit.cli.entry import CommandGroup
 from frayproof_audit.cli.init_cmd import init_command
 from frayproof_audit.cli.mutate_cmd import mutate_command
+from frayproof_audit.cli.report_cmd import report_command
 from frayproof_audit.cli.single import check_command, validate_command
 from frayproof_audit.cli.tool_args_cmd import tool_args_command
 from frayproof_audit.cli.trend_cmd import trend_command
@@ -27,8 +28,8 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
-    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend. Tool-call arguments:
-    tool-args. A starter contract: init.
+    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report. Tool-call
+    arguments: tool-args. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the
@@ -42,5 +43,6 @@ main.add_command(mutate_command)
 main.add_command(audit_command)
 main.add_command(stats_command)
 main.add_command(trend_command)
+main.add_command(report_command)
 main.add_command(tool_args_command)
 main.add_command(init_command)
