@@ -219,3 +219,13 @@ def test_profiles_registry_is_consistent() -> None:
     codes = [rule.code for profile in PROFILES.values() for rule in profile.rules]
     assert len(codes) == len(set(codes))
     assert all(code.startswith("PV-") for code in codes)
+
+
+def test_the_formats_doc_lists_every_rule_with_its_error_text() -> None:
+    from tests.helpers import REPO
+
+    doc = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    table = doc.split("## Provider validity", 1)[1]
+    for profile in PROFILES.values():
+        for rule in profile.rules:
+            assert f"| `{profile.name}` | `{rule.code}` | {rule.trigger} | {rule.error} |" in table
