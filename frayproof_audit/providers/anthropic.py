@@ -109,9 +109,11 @@ def _thinking_first(after: Loaded, final: int, prior: PriorFacts | None) -> list
     if not _used_thinking(after, final, prior):
         return []
     blocks = content_blocks(view.content)
+    if blocks and is_thinking(blocks[0]):
+        return []
+    # The verdict reads the neutral order (content blocks, then calls), which a mutant has too;
+    # the wire order of a loaded snapshot only words the finding (a tool_use block first).
     if blocks and wire_block(after, final, 0) == 0:
-        if is_thinking(blocks[0]):
-            return []
         first = block_type(blocks[0]) or "unknown"
         site = block_site(after, final, 0)
     else:
