@@ -215,6 +215,22 @@ def test_defects_name_wire_coordinates_and_serialise() -> None:
     assert row["profile"] == "anthropic" and row["error"] in row["message"]
 
 
+def test_defects_say_which_call_or_block_they_are_about() -> None:
+    chat = load_source([user(), call("a", "b"), result("a"), user("next")], "openai")
+    [defect] = provider_defects(chat, "openai-chat")
+    assert (defect.index, defect.call, defect.block, defect.tool_call_id) == (1, 1, None, "b")
+    before = load_source([ASK, {"role": "assistant", "content": [REDACTED, THOUGHT, USE]}, ANSWER],
+                         "anthropic")
+    after = load_source([ASK, {"role": "assistant", "content": [REDACTED, {**THOUGHT, "thinking": ""}, USE]},
+                         ANSWER], "anthropic")
+    [defect] = provider_defects(after, None, before)
+    assert (defect.code, defect.index, defect.block, defect.call) == (
+        "PV-ANTH-THINKING-MODIFIED", 1, 1, None)
+    items = load_source([ASK, RS, ASK], "openai-responses")
+    [defect] = provider_defects(items)
+    assert (defect.item_id, defect.block) == ("rs_1", 0)
+
+
 def test_profiles_registry_is_consistent() -> None:
     codes = [rule.code for profile in PROFILES.values() for rule in profile.rules]
     assert len(codes) == len(set(codes))
