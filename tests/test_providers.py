@@ -245,3 +245,20 @@ def test_the_formats_doc_lists_every_rule_with_its_error_text() -> None:
     for profile in PROFILES.values():
         for rule in profile.rules:
             assert f"| `{profile.name}` | `{rule.code}` | {rule.trigger} | {rule.error} |" in table
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_the_check_command_quotes_the_providers_error(
+        real: bool, write_json: Any, write_contract: Any) -> None:
+    from tests.helpers import run_cli
+
+    before = write_json({"system": "Be brief.", "messages": [
+        ASK, {"role": "assistant", "content": [THOUGHT, USE]}, ANSWER]})
+    after = write_json({"system": "Be brief.", "messages": [
+        ASK, {"role": "assistant", "content": [USE]}, ANSWER]})
+    contract = write_contract("format: anthropic\nchecks:\n  provider_validity: true\n")
+    out = run_cli("check", "--before", before, "--after", after, "--contract", contract,
+                  expect=1, real=real)
+    assert "ERROR PV-ANTH-THINKING-FIRST provider_validity after[1]:" in out.stdout
+    assert ("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            "`tool_use`.") in out.stdout
