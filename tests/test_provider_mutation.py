@@ -109,3 +109,34 @@ def test_chat_runs_keep_exactly_their_entries() -> None:
     assert report.mutants
     assert {m.operator for m in report.mutants}.isdisjoint(
         {"drop_reasoning_item", "alter_thinking_block"})
+
+
+def test_a_mixed_corpus_audit_reports_provider_codes_and_reasoning_mutants(tmp_path: Any) -> None:
+    """One run over Anthropic and Responses records: findings carry the PV codes, and the
+    mutants table holds the reasoning operators' caught mutants."""
+    import json
+
+    from frayproof_audit.corpus import audit
+    from frayproof_audit.corpus.dataset_reader import read_table
+
+    broken = [ASK, {"role": "assistant", "content": [USE]}, ANSWER]
+    records = [
+        {"pair_id": "a-ok", "format": "anthropic", "before": MESSAGES, "after": MESSAGES},
+        {"pair_id": "a-bad", "format": "anthropic", "before": MESSAGES, "after": broken},
+        {"pair_id": "r-ok", "format": "openai-responses", "before": ITEMS, "after": ITEMS},
+        {"pair_id": "c-ok", "before": CHAT, "after": CHAT},
+    ]
+    corpus = tmp_path / "pairs.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("checks:\n  provider_validity: true\n", encoding="utf-8")
+    audit(str(corpus), str(contract), str(tmp_path / "out"), jobs=1, backend="threading",
+          fail_on=())
+    findings = read_table(tmp_path / "out", "findings").collect()
+    assert sorted(zip(findings["pair_id"], findings["code"], strict=True)) == [
+        ("a-bad", "PV-ANTH-THINKING-FIRST")]
+    mutants = read_table(tmp_path / "out", "mutants").collect()
+    ours = mutants.filter(mutants["operator"].is_in(["drop_reasoning_item", "alter_thinking_block"]))
+    assert sorted(zip(ours["pair_id"], ours["operator"], ours["status"], strict=True)) == [
+        ("a-ok", "alter_thinking_block", "caught"), ("a-ok", "alter_thinking_block", "caught"),
+        ("r-ok", "drop_reasoning_item", "caught"), ("r-ok", "drop_reasoning_item", "caught")]
