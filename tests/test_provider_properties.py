@@ -77,3 +77,24 @@ def test_reasoning_mutants_of_kept_messages_are_caught(case: small.MutationCase)
         assert index is not None
         if after.identity(index) in kept:
             assert mutant.status == CAUGHT, mutant
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(mutation_cases(), matched_reasoning_cases()))
+def test_every_profile_judges_any_loadable_pair(case: small.MutationCase) -> None:
+    """No snapshot a format reads makes a profile fail; defects point inside the snapshot,
+    come in message order and quote their error text."""
+    before_raw, after_raw, _ = case
+    try:
+        before, after = load_list(before_raw), load_list(after_raw)
+    except InputError:
+        return
+    for profile in PROFILE_NAMES:
+        for prior in (None, before):
+            defects = provider_defects(after, profile, prior)
+            indices = [d.index for d in defects]
+            assert indices == sorted(indices)
+            for defect in defects:
+                assert 0 <= defect.index < len(after)
+                assert defect.error in defect.message and defect.site.startswith("after")
+                assert defect.profile == profile
