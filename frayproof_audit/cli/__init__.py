@@ -17,6 +17,7 @@ from frayproof_audit.cli.init_cmd import init_command
 from frayproof_audit.cli.mutate_cmd import mutate_command
 from frayproof_audit.cli.single import check_command, validate_command
 from frayproof_audit.cli.tool_args_cmd import tool_args_command
+from frayproof_audit.cli.transcript_cmd import compact_command, inspect_command, repair_command
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
@@ -27,7 +28,7 @@ def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
     Single pairs: validate, check, mutate. Whole logs: audit, stats. Tool-call arguments:
-    tool-args. A starter contract: init.
+    tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the
@@ -42,3 +43,6 @@ main.add_command(audit_command)
 main.add_command(stats_command)
 main.add_command(tool_args_command)
 main.add_command(init_command)
+main.add_command(inspect_command)
+main.add_command(repair_command)
+main.add_command(compact_command)
