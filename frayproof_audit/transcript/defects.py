@@ -219,8 +219,8 @@ def find_defects(loaded: Loaded) -> list[Defect]:
         add(index, DANGLING_CALL, f"call to {views[index].calls[position].name!r} is never "
             "answered; a provider rejects the request", call_id, position)
     for index, name in {**pairing.extra, **pairing.misplaced}.items():
-        call_id = views[index].tool_call_id or None
-        add(index, name, _result_detail(name, index, call_id, pairing, loaded), call_id)
+        result_id = views[index].tool_call_id or None
+        add(index, name, _result_detail(name, index, result_id, pairing, loaded), result_id)
     for index, view in enumerate(views):
         if view.role not in ROLES:
             add(index, INVALID_ROLE, f"role {view.role!r} (read as {loaded.format.name}: is that "

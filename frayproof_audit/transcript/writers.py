@@ -162,7 +162,7 @@ class BlockWriter:
         blocks = message.get(self.key)
         if not isinstance(blocks, list):
             return [((), False, True)]
-        taken = {origin.block for origin in origins if origin.block is not None}
+        taken: set[int] = {origin.block for origin in origins if origin.block is not None}
         rest = [block for position, block in enumerate(blocks) if position not in taken]
         runs = self._runs(blocks, taken) if self.key == "parts" else [rest]
         units: list[tuple[tuple[Any, ...], bool, bool]] = []
@@ -174,7 +174,7 @@ class BlockWriter:
         return units
 
     @staticmethod
-    def _runs(parts: list[Any], responses: set[int | None]) -> list[list[Any]]:
+    def _runs(parts: list[Any], responses: set[int]) -> list[list[Any]]:
         """OTel: the maximal runs of parts between responses (one empty run for no parts)."""
         runs: list[list[Any]] = []
         current: list[Any] = []

@@ -1,0 +1,60 @@
+"""Every defect and repair rule (tests/cases/transcript.yaml) in every format."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from frayproof_audit.transcript import RULES, IrreparableError, inspect, repair
+from tests.helpers import REPO
+from tests.transcript_formats import FORMATS, in_format, shape
+
+CASES: list[dict[str, Any]] = yaml.safe_load(
+    (REPO / "tests" / "cases" / "transcript.yaml").read_text(encoding="utf-8"))
+
+
+def test_every_rule_has_a_case() -> None:
+    named = {name for case in CASES for name in case["defects"]}
+    assert named | {"misplaced_call", "invalid_role"} == set(RULES)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
+def test_case(case: dict[str, Any], fmt: str) -> None:
+    snapshot = in_format(case["transcript"], fmt)
+    if snapshot is None:
+        pytest.skip(f"{fmt} cannot say this transcript")
+    original = copy.deepcopy(snapshot)
+    found = inspect(snapshot, fmt)
+    assert [d.name for d in found.defects] == case["defects"]
+    assert found.valid == all(RULES[name].severity == "WASTEFUL" for name in case["defects"])
+    if case.get("irreparable"):
+        assert not found.repairable
+        with pytest.raises(IrreparableError):
+            repair(snapshot, fmt)
+        return
+    assert found.repairable
+    repaired = repair(snapshot, fmt)
+    assert snapshot == original
+    assert repaired.after.defects == ()
+    assert shape(repaired.transcript, fmt) == case["repaired"]
+    assert len(repaired.changes) == (len(case["defects"]) if case["defects"] else 0)
+    assert repair(repaired.transcript, fmt).changes == ()
+
+
+def test_sites_are_the_formats_own_coordinates() -> None:
+    chat = next(case for case in CASES if case["id"] == "everything_at_once")["transcript"]
+    sites = {fmt: [d.site for d in inspect(in_format(chat, fmt), fmt).defects] for fmt in FORMATS}
+    assert sites == {
+        "openai": ["transcript[1]", "transcript[2]", "transcript[3].tool_calls[2]",
+                   "transcript[5]", "transcript[6]"],
+        "anthropic": ["transcript[1].content[0]", "transcript[1].content[1]",
+                      "transcript[2].content[2]", "transcript[3].content[1]", "transcript[4]"],
+        "openai-responses": ["transcript[1]", "transcript[2]", "transcript[5]", "transcript[7]",
+                             "transcript[8]"],
+        "otel-genai": ["transcript[1].parts[0]", "transcript[1].parts[1]",
+                       "transcript[2].parts[2]", "transcript[3].parts[1]", "transcript[4]"],
+    }
