@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.jsonio import canonical
 from frayproof_audit.model import call_arguments, text_parts
+from frayproof_audit.providers.base import PriorFacts
+from frayproof_audit.providers.prior import prior_facts
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
@@ -118,6 +120,8 @@ def call_facts(before: Loaded) -> CallFacts:
 
 CALL_FACTS_KEY = "tool_call_integrity"
 """The contract key of the one check that reads `CallFacts` (they cost nothing when it is off)."""
+PROVIDER_KEY = "provider_validity"
+"""The contract key of the one check that reads `PriorFacts`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,8 @@ class BeforeFacts:
     exchange_spans: tuple[str, ...] = ()
     """Each retained exchange in the user's wire coordinates (`before[1:4]` for openai), for
     findings to name; empty: `before[start:end]`."""
+    provider: PriorFacts | None = None
+    """Before's thinking blocks and reasoning pairs (`provider_validity`), or None when off."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -190,5 +196,6 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
 
     calls = call_facts(before) if contract.settings(CALL_FACTS_KEY).enabled else None
     labels = tuple(before.span_site("before", start, end) for start, end, _ in exchanges)
+    provider = prior_facts(before) if contract.settings(PROVIDER_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls, before.notes, labels)
+                       before_findings(before, contract), calls, before.notes, labels, provider)

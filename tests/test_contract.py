@@ -39,12 +39,12 @@ def test_defaults() -> None:
     assert contract == Contract()
     frayproofs = ("tool_pairs", "unique_tool_ids", "structure", "pinned_content", "retention")
     assert tuple(contract.checks) == CHECK_KEYS == (
-        *frayproofs, "tool_arguments", "tool_call_integrity", "format_notes")
+        *frayproofs, "tool_arguments", "tool_call_integrity", "format_notes", "provider_validity")
     for key in CHECK_KEYS:
         # tool_arguments is on but inert without tool schemas; tool_call_integrity is opt-in;
-        # format_notes is a warning, inert for openai: either way frayproof's verdicts hold for
-        # contracts that don't ask for them.
-        on = key != "tool_call_integrity"
+        # format_notes is a warning, inert for openai; provider_validity is opt-in: either way
+        # frayproof's verdicts hold for contracts that don't ask for them.
+        on = key not in ("tool_call_integrity", "provider_validity")
         severity = "warning" if key == "format_notes" else "error"
         assert (contract.settings(key).enabled, contract.settings(key).severity) == (on, severity)
     assert contract.option("tool_pairs", "allow_trailing_pending_call") is False

@@ -12,6 +12,7 @@ from __future__ import annotations
 from frayproof_audit.checks import (
     format_notes,
     pinned_content,
+    provider_validity,
     retention,
     structure,
     tool_arguments,
@@ -30,6 +31,7 @@ CHECKS: tuple[Check, ...] = (
     tool_arguments.CHECK,
     tool_call_integrity.CHECK,
     format_notes.CHECK,
+    provider_validity.CHECK,
 )
 """Report order: frayproof's for the first five; a new check is appended."""
 

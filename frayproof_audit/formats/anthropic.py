@@ -114,6 +114,25 @@ class AnthropicMessages(ChatShaped):
             where = f"{where}.content[{blocks[call]}]"
         return where if argument is None else f"{where}.input{argument_step(argument)}"
 
+    def wire_block(self, origin: Origin, position: int) -> int:
+        """The wire block index of content block `position` of an assistant message (its
+        `tool_use` blocks are calls, not content, so they are counted back in)."""
+        if origin.field is not None or origin.block is not None:
+            return position
+        wire = position
+        for block in self._call_blocks.get(origin.message, ()):
+            if block > wire:
+                break
+            wire += 1
+        return wire
+
+    def block_site(self, snapshot: str, origin: Origin, position: int) -> str:
+        """Content block `position` of an assistant message (a thinking block), or of a
+        tool result; a top-level system block is named whole."""
+        if origin.field is not None:
+            return _place(snapshot, origin)
+        return f"{_place(snapshot, origin)}.content[{self.wire_block(origin, position)}]"
+
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:
         if first == last:
             return _place(snapshot, first)

@@ -29,7 +29,7 @@ of items (`after[3:6]`), call sites the call's own item (`after[5]`).
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
@@ -103,6 +103,12 @@ class OpenAIResponses(ChatShaped):
         start, stop = _bounds(origin)
         return f"{snapshot}[{start}]" if stop - start == 1 else f"{snapshot}[{start}:{stop}]"
 
+    def block_site(self, snapshot: str, origin: Origin, position: int) -> str:
+        """A turn's leading reasoning block `position` is its own item, `start + position`."""
+        if origin.field is not None:
+            return f"{snapshot}.{origin.field}"
+        return f"{snapshot}[{_bounds(origin)[0] + position}]"
+
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:
         if last.field is not None:  # only fields: instructions, or a string input after it
             fields = dict.fromkeys((first.field, last.field))
@@ -114,6 +120,66 @@ class OpenAIResponses(ChatShaped):
 
 
 OPENAI_RESPONSES = OpenAIResponses()
+
+
+class ItemRef(NamedTuple):
+    """One Responses item a neutral message stands for: its `type`, its `id` (None when it has
+    none), where it sits in the message (`call`: position in `tool_calls`; `block`: position
+    in content, for a reasoning item) and whether the model produced it (only such an item can
+    be the one a reasoning item requires after it)."""
+
+    kind: str
+    id: str | None
+    call: int | None = None
+    block: int | None = None
+    produced: bool = False
+
+
+MESSAGE_PART_TYPES = frozenset({"output_text", "input_text", "text", "refusal", "input_image",
+                                "input_file", "input_audio"})
+"""Content part types of a message item; an assistant message whose one block is anything else
+(and not reasoning) is an opaque item read whole."""
+
+
+def items_of(message: dict[str, Any]) -> list[ItemRef]:
+    """The items a neutral message was read from, in order (the inverse of the reading for
+    every message this format builds; any neutral message gets an answer)."""
+    role = message.get("role")
+    if role == "tool":
+        return [ItemRef(OUTPUT, _item_id(message))]
+    if role != "assistant":
+        return [ItemRef(MESSAGE, _item_id(message))]
+    content = message.get("content")
+    calls = message.get("tool_calls")
+    calls = calls if type(calls) is list else []
+    blocks = content if type(content) is list else []
+    if (not calls and "item" not in message and len(blocks) == 1 and type(blocks[0]) is dict
+            and blocks[0].get("type") not in MESSAGE_PART_TYPES
+            and blocks[0].get("type") != REASONING and type(blocks[0].get("type")) is str):
+        opaque = blocks[0]
+        kind = opaque["type"]
+        ident = opaque.get("id")
+        return [ItemRef(kind, ident if type(ident) is str else None,
+                        produced=not kind.endswith("_output"))]
+    found: list[ItemRef] = []
+    lead = 0
+    while lead < len(blocks) and type(blocks[lead]) is dict and blocks[lead].get("type") == REASONING:
+        ident = blocks[lead].get("id")
+        found.append(ItemRef(REASONING, ident if type(ident) is str else None, block=lead,
+                             produced=True))
+        lead += 1
+    if lead < len(blocks) or type(content) is str or "item" in message or not (lead or calls):
+        found.append(ItemRef(MESSAGE, _item_id(message), produced=True))
+    for position, call in enumerate(calls):
+        found.append(ItemRef(CALL, _item_id(call) if type(call) is dict else None,
+                             call=position, produced=True))
+    return found
+
+
+def _item_id(neutral: dict[str, Any]) -> str | None:
+    extras = neutral.get("item")
+    ident = extras.get("id") if type(extras) is dict else None
+    return ident if type(ident) is str else None
 
 
 def _read(snapshot: Any, *, copy: bool, fmt: OpenAIResponses) -> Loaded:
