@@ -30,7 +30,8 @@ def test_case(case: dict[str, Any], fmt: str) -> None:
     original = copy.deepcopy(snapshot)
     found = inspect(snapshot, fmt)
     assert [d.name for d in found.defects] == case["defects"]
-    assert found.valid == all(RULES[name].severity == "WASTEFUL" for name in case["defects"])
+    wasteful_only = all(RULES[name].severity == "WASTEFUL" for name in case["defects"])
+    assert found.valid == case.get("valid", {}).get(fmt, wasteful_only)
     if case.get("irreparable"):
         assert not found.repairable
         with pytest.raises(IrreparableError):
@@ -58,3 +59,26 @@ def test_sites_are_the_formats_own_coordinates() -> None:
         "otel-genai": ["transcript[1].parts[0]", "transcript[1].parts[1]",
                        "transcript[2].parts[2]", "transcript[3].parts[1]", "transcript[4]"],
     }
+
+
+def test_defects_carry_the_provider_condition_codes() -> None:
+    chat = next(case for case in CASES if case["id"] == "everything_at_once")["transcript"]
+    codes = {fmt: [d.codes for d in inspect(in_format(chat, fmt), fmt).defects] for fmt in FORMATS}
+    assert codes["openai"] == [("PV-CHAT-TOOL-ORPHAN",), ("PV-CHAT-TOOL-ORPHAN",
+                               "PV-CHAT-CALL-UNANSWERED"), ("PV-CHAT-CALL-UNANSWERED",), (), ()]
+    assert codes["anthropic"] == [("PV-ANTH-RESULT-ORPHAN",), ("PV-ANTH-RESULT-ORPHAN",
+                                  "PV-ANTH-USE-UNANSWERED"), ("PV-ANTH-USE-UNANSWERED",), (), ()]
+    assert codes["openai-responses"][2] == ("PV-RESP-CALL-UNANSWERED",)
+
+
+def test_a_provider_rule_no_neutral_defect_explains_is_a_defect_of_its_own() -> None:
+    turn = [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+                {"type": "thinking", "thinking": "late", "signature": "s"}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}]
+    found = inspect(turn, "anthropic")
+    assert [(d.name, d.severity, d.repairable) for d in found.defects] == [
+        ("PV-ANTH-THINKING-FIRST", "FATAL", False)]
+    with pytest.raises(IrreparableError):
+        repair(turn, "anthropic")

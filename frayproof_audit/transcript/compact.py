@@ -104,13 +104,14 @@ class _Cuts:
 
 
 def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tokens: int,
-            keep: int = DEFAULT_KEEP, counter: TokenCounter = approximate_tokens) -> CompactionResult:
+            keep: int = DEFAULT_KEEP, counter: TokenCounter = approximate_tokens,
+            profile: str | None = None) -> CompactionResult:
     """The longest safe suffix of `snapshot`, after its leading instructions, whose whole
     transcript counts at most `max_tokens`, keeping at least `keep` wire messages of the
     conversation. Raises `CompactionRefused` when there is none."""
     transcript = read_transcript(snapshot, fmt)
     writer = writer_for(transcript)
-    before = inspect_transcript(transcript)
+    before = inspect_transcript(transcript, profile)
     if before.fatal:
         names = ", ".join(sorted({d.name for d in before.fatal}))
         raise CompactionRefused(f"the transcript is already invalid ({names}): repair it first")
@@ -150,7 +151,7 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
             low = middle + 1
     cut = candidates[low]
     compacted = output(cut)
-    if inspect(compacted, transcript.format).fatal:  # never hand back an invalid transcript
+    if inspect(compacted, transcript.format, profile).fatal:  # never hand back an invalid transcript
         raise CompactionRefused("every cut that fits would leave an invalid transcript")
     kept_from = cuts.wire_start(cut)
     kept_total = wire_length(compacted, transcript.format.name)

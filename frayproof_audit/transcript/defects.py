@@ -23,6 +23,7 @@ from typing import Any
 
 from frayproof_audit.loaded import Loaded, MessageView
 from frayproof_audit.model import ROLES, TEXT_BLOCK_TYPES
+from frayproof_audit.providers import provider_defects
 
 FATAL = "FATAL"
 WASTEFUL = "WASTEFUL"
@@ -55,7 +56,8 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule(ORPHANED_RESULT, FATAL, True, "Tool result answers no tool call in the transcript."),
     Rule(RESULT_BEFORE_CALL, FATAL, True, "Tool result comes before its call."),
     Rule(RESULT_OUTSIDE_BATCH, FATAL, True,
-         "Tool result is not in the batch of results directly after its call."),
+         "Tool result is not in the batch of results directly after its call (FATAL where the "
+         "provider wants results right after their call, WASTEFUL elsewhere)."),
     Rule(DUPLICATE_CALL_ID, FATAL, False, "Tool call id is already used by an earlier call."),
     Rule(MISSING_CALL_ID, FATAL, False, "Tool call has an empty or blank id."),
     Rule(MISPLACED_CALL, FATAL, False, "Tool call on a message that is not an assistant turn."),
@@ -78,16 +80,20 @@ class Defect:
     detail: str
     call_id: str | None = None
     repairable: bool = True
+    codes: tuple[str, ...] = ()
+    """The provider-validity condition codes (`PV-CHAT-CALL-UNANSWERED`, ...) this defect
+    triggers under the profile that judged it: the 400 it would cause."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "severity": self.severity, "message_index": self.message_index,
                 "site": self.site, "call_id": self.call_id, "repairable": self.repairable,
-                "detail": self.detail}
+                "codes": list(self.codes), "detail": self.detail}
 
     def to_text(self) -> str:
         call = f" id={self.call_id}" if self.call_id else ""
+        codes = f" [{', '.join(self.codes)}]" if self.codes and self.codes != (self.name,) else ""
         fix = "" if self.repairable else " (not repairable)"
-        return f"{self.severity} {self.name} at {self.site}{call}: {self.detail}{fix}"
+        return f"{self.severity} {self.name} at {self.site}{call}{codes}: {self.detail}{fix}"
 
 
 # --------------------------------------------------------------------------- the neutral facts
@@ -194,41 +200,88 @@ def empties(loaded: Loaded, order: Sequence[int]) -> dict[int, str]:
 
 # --------------------------------------------------------------------------- inspection
 
+PAIRING_CODES = frozenset({
+    "PV-CHAT-TOOL-ORPHAN", "PV-CHAT-TOOL-UNKNOWN-ID", "PV-CHAT-CALL-UNANSWERED",
+    "PV-ANTH-RESULT-ORPHAN", "PV-ANTH-USE-UNANSWERED", "PV-RESP-CALL-UNANSWERED",
+    "PV-RESP-OUTPUT-ORPHAN", "PV-GEM-RESPONSE-COUNT",
+})
+"""Provider rules about pairing calls with results: the ones repair satisfies (it answers,
+moves and drops results until each call is answered once, right after its turn)."""
+ADJACENCY = frozenset({RESULT_OUTSIDE_BATCH})
+"""Defects FATAL only where the profile enforces adjacency (Responses outputs may come later)."""
 
-def find_defects(loaded: Loaded) -> list[Defect]:
-    """Every defect of a loaded transcript, by message then rule order."""
+
+@dataclass
+class _Hit:
+    index: int
+    name: str
+    detail: str
+    call_id: str | None = None
+    call: int | None = None
+    codes: list[str] = field(default_factory=list)
+
+
+def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
+    """Every defect of a loaded transcript, by message then rule order.
+
+    The neutral rules name what is wrong; the provider profile (`profile`, default the one for
+    the snapshot's format) says what its provider rejects. A defect carries the condition
+    codes of the provider rules it triggers (`codes`); a provider rule no neutral defect
+    explains (a thinking block out of place, a lone reasoning item) is a defect of its own,
+    named by its code.
+    """
     views = loaded.views
     order = range(len(views))
     pairing = pair(views, order)
-    found: list[tuple[int, int, Defect]] = []
-
-    def add(index: int, name: str, detail: str, call_id: str | None = None,
-            call: int | None = None) -> None:
-        rule = RULES[name]
-        site = loaded.site("transcript", index, call)
-        defect = Defect(name, rule.severity, loaded.wire_index(index), site, detail, call_id,
-                        rule.repairable)
-        found.append((index, list(RULES).index(name), defect))
-
+    hits: list[_Hit] = []
     for index, position, name in pairing.call_defects:
         call = views[index].calls[position]
         detail = _call_detail(name, call.id, call.name, pairing, loaded)
-        add(index, name, detail, call.id or None, position)
+        hits.append(_Hit(index, name, detail, call.id or None, position))
     for call_id in pairing.dangling:
         index, position = pairing.calls[call_id]
-        add(index, DANGLING_CALL, f"call to {views[index].calls[position].name!r} is never "
-            "answered; a provider rejects the request", call_id, position)
+        hits.append(_Hit(index, DANGLING_CALL, f"call to {views[index].calls[position].name!r} is "
+                         "never answered", call_id, position))
     for index, name in {**pairing.extra, **pairing.misplaced}.items():
         result_id = views[index].tool_call_id or None
-        add(index, name, _result_detail(name, index, result_id, pairing, loaded), result_id)
+        hits.append(_Hit(index, name, _result_detail(name, index, result_id, pairing, loaded),
+                         result_id))
     for index, view in enumerate(views):
         if view.role not in ROLES:
-            add(index, INVALID_ROLE, f"role {view.role!r} (read as {loaded.format.name}: is that "
-                "the transcript's format?)")
+            hits.append(_Hit(index, INVALID_ROLE, f"role {view.role!r} (read as "
+                             f"{loaded.format.name}: is that the transcript's format?)"))
     for index, name in empties(loaded, order).items():
-        add(index, name, RULES[name].title)
-    found.sort(key=lambda item: (item[0], item[1]))
-    return [defect for _, _, defect in found]
+        hits.append(_Hit(index, name, RULES[name].title))
+    extra: list[tuple[int, Defect]] = []
+    for found in provider_defects(loaded, profile):
+        same = [hit for hit in hits if (hit.call_id == found.tool_call_id if found.tool_call_id
+                                        else hit.index == found.index)]
+        same.sort(key=lambda hit: hit.index != found.index)
+        if same:
+            same[0].codes.append(found.code)
+        else:
+            extra.append((found.index, Defect(
+                found.code, FATAL, found.message_index, _relabel(found.site), found.error,
+                found.tool_call_id, found.code in PAIRING_CODES, (found.code,))))
+    defects = [(hit.index, list(RULES).index(hit.name), _defect(hit, loaded)) for hit in hits]
+    defects += [(index, len(RULES), defect) for index, defect in extra]
+    defects.sort(key=lambda item: (item[0], item[1]))
+    return [defect for _, _, defect in defects]
+
+
+def _defect(hit: _Hit, loaded: Loaded) -> Defect:
+    rule = RULES[hit.name]
+    severity = rule.severity
+    if hit.name in ADJACENCY and not hit.codes:
+        severity = WASTEFUL
+    return Defect(hit.name, severity, loaded.wire_index(hit.index),
+                  loaded.site("transcript", hit.index, hit.call), hit.detail, hit.call_id,
+                  rule.repairable, tuple(hit.codes))
+
+
+def _relabel(site: str) -> str:
+    """Provider sites name the snapshot `after`; transcript sites name it `transcript`."""
+    return "transcript" + site[len("after"):] if site.startswith("after") else site
 
 
 def _call_detail(name: str, call_id: str, tool: str, pairing: Pairing, loaded: Loaded) -> str:

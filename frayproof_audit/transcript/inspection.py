@@ -61,14 +61,16 @@ class Inspection:
         return "\n".join([head, *(f"  {d.to_text()}" for d in self.defects)])
 
 
-def inspect(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT) -> Inspection:
-    """The defects of `snapshot` in format `fmt` (default `auto`). Never mutates its input;
-    raises `InputError` for data the format cannot read."""
-    return inspect_transcript(read_transcript(snapshot, fmt))
+def inspect(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT,
+            profile: str | None = None) -> Inspection:
+    """The defects of `snapshot` in format `fmt` (default `auto`), judged by the provider
+    `profile` (default: the one for the format, see `frayproof_audit.providers`). Never
+    mutates its input; raises `InputError` for data the format cannot read."""
+    return inspect_transcript(read_transcript(snapshot, fmt), profile)
 
 
-def inspect_transcript(transcript: Transcript) -> Inspection:
-    return Inspection(tuple(find_defects(transcript.loaded)), transcript.format.name,
+def inspect_transcript(transcript: Transcript, profile: str | None = None) -> Inspection:
+    return Inspection(tuple(find_defects(transcript.loaded, profile)), transcript.format.name,
                       wire_length(transcript.wire, transcript.format.name))
 
 

@@ -132,16 +132,18 @@ def writer_for(transcript: Transcript) -> Writer:
 
 
 def repair(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *,
-           placeholder: str = INTERRUPTED, drop_wasteful: bool = True) -> RepairResult:
-    """Repair `snapshot` (format `fmt`, default `auto`); see the module docstring."""
+           placeholder: str = INTERRUPTED, drop_wasteful: bool = True,
+           profile: str | None = None) -> RepairResult:
+    """Repair `snapshot` (format `fmt`, default `auto`; judged by the provider `profile`,
+    default the format's); see the module docstring."""
     return repair_transcript(read_transcript(snapshot, fmt), placeholder=placeholder,
-                             drop_wasteful=drop_wasteful)
+                             drop_wasteful=drop_wasteful, profile=profile)
 
 
 def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
-                      drop_wasteful: bool = True) -> RepairResult:
+                      drop_wasteful: bool = True, profile: str | None = None) -> RepairResult:
     writer = writer_for(transcript)
-    before = inspect_transcript(transcript)
+    before = inspect_transcript(transcript, profile)
     fixed_never = tuple(d for d in before.defects if not d.repairable)
     if fixed_never:
         raise IrreparableError(fixed_never)
@@ -197,7 +199,7 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
             batch_open, pending = True, additions.get(index, [])
     plan.extend(pending)
     output = writer.assemble(transcript, plan)
-    after = inspect(output, transcript.format)
+    after = inspect(output, transcript.format, profile)
     if after.fatal:  # a bug: repair must never hand back an invalid transcript
         raise IrreparableError(after.fatal)
     changes.sort(key=lambda item: item[0])
