@@ -67,8 +67,36 @@ def main() -> int:
 
     os.chdir(ROOT)
     print(duckdb.sql(query))
+    repair_one_pair()
     return 0
 
+
+def repair_one_pair() -> None:
+    """Repair one broken pair of the example corpus and show it is valid afterwards."""
+    import json
+
+    print("\n== Repair a broken pair from the corpus ==\n")
+    fixed = OUT / "repaired"
+    shutil.rmtree(fixed, ignore_errors=True)
+    arguments = ["audit", "examples/corpus", "--contract", "examples/audit_contract.yaml",
+                 "--out", str(OUT.relative_to(ROOT) / "repair-run"), "--run-id", "repair",
+                 "--no-mutate", "-q", "--fail-on", "none", "--repair-out",
+                 str(fixed.relative_to(ROOT))]
+    print(f"$ frayproof-audit {shlex.join(arguments)}")
+    done = subprocess.run([*CLI, *arguments], cwd=ROOT, check=False, capture_output=True)
+    print(f"(exit {done.returncode}; the summary is the one above)\n")
+    records = [json.loads(line) for path in sorted(fixed.glob("repaired-*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    print(f"{len(records)} failing pairs are fully repairable; one of them:")
+    record = next((r for r in records if any(c["action"] == "synthesize" for c in r["changes"])),
+                  records[0])
+    print(f"pair {record['pair_id']} ({record['format']}), fixes {', '.join(record['fixed'])}:")
+    for change in record["changes"]:
+        print(f"  {change['action']} {change['site']} ({change['defect']})")
+    one = OUT / "repaired-pair.json"
+    one.write_text(json.dumps(record["after"], ensure_ascii=False), encoding="utf-8")
+    print()
+    run(["inspect", str(one.relative_to(ROOT)), "--input-format", record["format"]])
 
 if __name__ == "__main__":
     sys.exit(main())
