@@ -1,4 +1,4 @@
-"""Every defect and repair rule (tests/cases/transcript.yaml) in every format."""
+"""Every defect and repair rule (tests/cases/transcript/defects.yaml) in every format."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.helpers import REPO
 from tests.transcript_formats import FORMATS, in_format, shape
 
 CASES: list[dict[str, Any]] = yaml.safe_load(
-    (REPO / "tests" / "cases" / "transcript.yaml").read_text(encoding="utf-8"))
+    (REPO / "tests" / "cases" / "transcript" / "defects.yaml").read_text(encoding="utf-8"))
 
 
 def test_every_rule_has_a_case() -> None:

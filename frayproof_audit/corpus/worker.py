@@ -24,8 +24,8 @@ import orjson
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.corpus.record_tools import RecordTools
-from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
 from frayproof_audit.corpus.records import FieldReader, Meta, MissingField, RecordProblem, parse_json_record
+from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
 from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
 from frayproof_audit.corpus.status import PairStatus
