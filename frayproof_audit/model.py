@@ -283,3 +283,36 @@ def with_call_arguments(message: dict[str, Any], position: int, arguments: str) 
     calls = list(message["tool_calls"])
     calls[position] = _call_with_arguments(calls[position], arguments)
     return {**message, "tool_calls": calls}
+
+
+# --- content blocks (the thinking and reasoning operators) ---------------------------------
+# A block goes or is replaced whole; the message's other blocks are reused as they are. A
+# message left with calls and no block has null content, as the formats read such a turn.
+
+def _rest(message: dict[str, Any], blocks: list[Any]) -> list[Any] | None:
+    return None if not blocks and message.get("tool_calls") else blocks
+
+
+def without_block(message: dict[str, Any], position: int) -> dict[str, Any]:
+    """A copy without content block `position`."""
+    content = message["content"]
+    return {**message, "content": _rest(message, content[:position] + content[position + 1:])}
+
+
+def drop_block_in_place(message: dict[str, Any], position: int) -> None:
+    """Delete content block `position` (the content list itself is edited)."""
+    content = message["content"]
+    del content[position]
+    if not content and message.get("tool_calls"):
+        message["content"] = None
+
+
+def with_block(message: dict[str, Any], position: int, block: Any) -> dict[str, Any]:
+    """A copy whose content block `position` is `block`."""
+    content = list(message["content"])
+    content[position] = block
+    return {**message, "content": content}
+
+
+def set_block_in_place(message: dict[str, Any], position: int, block: Any) -> None:
+    message["content"][position] = block

@@ -59,6 +59,8 @@ def test_documented_test_sizes_are_the_tests_settings() -> None:
             f"and {clean}") in flat
     assert (f"plus {test_mutation_equivalence.ARGUMENT_EXAMPLES} whose calls carry arguments "
             "under tool schemas") in flat
+    assert (f"and {test_mutation_equivalence.REASONING_EXAMPLES} whose assistant turns carry "
+            "thinking blocks or reasoning items") in flat
     readme = " ".join(README.split())
     assert f"on {test_differential.DEFAULT_COUNT} generated `validate`/`check` cases" in readme
     assert f"on {plain + shared} generated mutation cases" in readme

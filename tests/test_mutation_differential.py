@@ -166,7 +166,8 @@ def test_operator_cases_build_frayproofs_mutants() -> None:
     cases = []
     for path in sorted(Path(REPO / "tests" / "cases" / "mutation").glob("*.yaml")):
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if get_operator(document["operator"]).applies is not None:
+        operator = get_operator(document["operator"])
+        if operator.applies is not None or operator.quiet:
             continue  # an operator beyond frayproof's nine: the peer has nothing to compare
         for case in document["cases"]:
             after = [expand(copy.deepcopy(m)) for m in case["after"]]

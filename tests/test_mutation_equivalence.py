@@ -10,7 +10,9 @@ the error-finding checks and the whole findings must be equal. Baselines are not
 failing outputs exercise the evaluator too. Seeded guards check that the generator keeps
 producing judged mutants for every operator, so the property cannot pass vacuously. The argument
 operators apply only under tool schemas, so a third property draws cases whose calls carry
-arguments and whose contract has schemas (`sessiongen.arguments`).
+arguments and whose contract has schemas (`sessiongen.arguments`); the thinking and reasoning
+operators only where such blocks are, so a fourth draws cases that carry them
+(`sessiongen.reasoning`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from frayproof_audit.mutate.operators import Candidate, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts, prepare_before
 from frayproof_audit.snapshot import Loaded, load_list
-from sessiongen import arguments, small
+from sessiongen import arguments, reasoning, small
 from sessiongen.source import RandomSource
 from sessiongen.strategies import DrawSource, clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
@@ -71,6 +73,7 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
 NOISY_EXAMPLES = 150  # docs/mutation.md states both; tests/test_meta.py keeps them equal
 CLEAN_EXAMPLES = 60
 ARGUMENT_EXAMPLES = 60
+REASONING_EXAMPLES = 40
 
 
 @settings(max_examples=NOISY_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -100,6 +103,20 @@ def test_fast_path_equals_full_recheck_with_tool_schemas(
     _judge_both_ways(*case)
 
 
+@st.composite
+def reasoning_cases(draw: st.DrawFn) -> small.MutationCase:
+    return reasoning.reasoning_case(DrawSource(draw))
+
+
+@settings(max_examples=REASONING_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(reasoning_cases())
+def test_fast_path_equals_full_recheck_with_reasoning(case: small.MutationCase) -> None:
+    """Thinking blocks and reasoning items: the thinking and reasoning operators apply, and
+    provider_validity (mostly on, under several profiles) judges them."""
+    _judge_both_ways(*case)
+
+
 @functools.cache
 def _judged_on_a_seeded_sample() -> Counter[str]:
     src = RandomSource(0)
@@ -110,6 +127,8 @@ def _judged_on_a_seeded_sample() -> Counter[str]:
         judged += _judge_both_ways(*small.clean_mutation_case(src))
     for _ in range(10):
         judged += _judge_both_ways(*arguments.argument_case(src))
+    for k in range(16):
+        judged += _judge_both_ways(*reasoning.reasoning_case(src, reasoning.STYLES[k % 2]))
     return judged
 
 

@@ -131,6 +131,9 @@ def test_every_edit_of_every_operator_declares_its_effects() -> None:
     facts = prepare_before(loaded_before, contract)
     for operator in OPERATOR_TABLE:
         candidates = operator.find_sites(after, contract, facts)
+        if operator.quiet:  # reasoning operators: no site in Chat data (tests/test_provider_mutation.py)
+            assert not candidates, operator.name
+            continue
         assert candidates, operator.name
         for candidate in candidates:
             effects = candidate.edit.effects()

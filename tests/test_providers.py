@@ -215,7 +215,50 @@ def test_defects_name_wire_coordinates_and_serialise() -> None:
     assert row["profile"] == "anthropic" and row["error"] in row["message"]
 
 
+def test_defects_say_which_call_or_block_they_are_about() -> None:
+    chat = load_source([user(), call("a", "b"), result("a"), user("next")], "openai")
+    [defect] = provider_defects(chat, "openai-chat")
+    assert (defect.index, defect.call, defect.block, defect.tool_call_id) == (1, 1, None, "b")
+    before = load_source([ASK, {"role": "assistant", "content": [REDACTED, THOUGHT, USE]}, ANSWER],
+                         "anthropic")
+    after = load_source([ASK, {"role": "assistant", "content": [REDACTED, {**THOUGHT, "thinking": ""}, USE]},
+                         ANSWER], "anthropic")
+    [defect] = provider_defects(after, None, before)
+    assert (defect.code, defect.index, defect.block, defect.call) == (
+        "PV-ANTH-THINKING-MODIFIED", 1, 1, None)
+    items = load_source([ASK, RS, ASK], "openai-responses")
+    [defect] = provider_defects(items)
+    assert (defect.item_id, defect.block) == ("rs_1", 0)
+
+
 def test_profiles_registry_is_consistent() -> None:
     codes = [rule.code for profile in PROFILES.values() for rule in profile.rules]
     assert len(codes) == len(set(codes))
     assert all(code.startswith("PV-") for code in codes)
+
+
+def test_the_formats_doc_lists_every_rule_with_its_error_text() -> None:
+    from tests.helpers import REPO
+
+    doc = (REPO / "docs" / "formats.md").read_text(encoding="utf-8")
+    table = doc.split("## Provider validity", 1)[1]
+    for profile in PROFILES.values():
+        for rule in profile.rules:
+            assert f"| `{profile.name}` | `{rule.code}` | {rule.trigger} | {rule.error} |" in table
+
+
+@pytest.mark.parametrize("real", [False, True])
+def test_the_check_command_quotes_the_providers_error(
+        real: bool, write_json: Any, write_contract: Any) -> None:
+    from tests.helpers import run_cli
+
+    before = write_json({"system": "Be brief.", "messages": [
+        ASK, {"role": "assistant", "content": [THOUGHT, USE]}, ANSWER]})
+    after = write_json({"system": "Be brief.", "messages": [
+        ASK, {"role": "assistant", "content": [USE]}, ANSWER]})
+    contract = write_contract("format: anthropic\nchecks:\n  provider_validity: true\n")
+    out = run_cli("check", "--before", before, "--after", after, "--contract", contract,
+                  expect=1, real=real)
+    assert "ERROR PV-ANTH-THINKING-FIRST provider_validity after[1]:" in out.stdout
+    assert ("messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+            "`tool_use`.") in out.stdout

@@ -19,20 +19,25 @@ same for every input format.
 from __future__ import annotations
 
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from frayproof_audit.model import (
     INSTRUCTION_ROLES,
+    drop_block_in_place,
     drop_call_in_place,
     edit_text_in_place,
     edited_copy,
     is_empty_message,
     repeat_call_in_place,
     role_of,
+    set_block_in_place,
     set_call_arguments_in_place,
+    with_block,
     with_call_arguments,
     with_call_repeated,
+    without_block,
     without_call,
 )
 
@@ -265,3 +270,52 @@ class KeepInstructions:
     def effects(self) -> Effects:
         kept = set(self.kept)
         return Effects(deleted=tuple(i for i in range(self.start, self.stop) if i not in kept))
+
+
+@dataclass(frozen=True, slots=True)
+class DropBlock:
+    """Delete content block `position` of message `index` (a reasoning item); the message goes
+    with it when nothing else (content, calls, refusal) is left of it.
+
+    A block's deletion is no change the evaluator's lemmas describe (they speak of text, calls
+    and whole messages), so it declares nothing and every check reruns; a deleted message is a
+    deletion."""
+
+    index: int
+    position: int
+    drops_message: bool
+
+    def apply_in_place(self, messages: list[Any]) -> None:
+        if self.drops_message:
+            del messages[self.index]
+        else:
+            drop_block_in_place(messages[self.index], self.position)
+
+    def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
+        index, n = self.index, len(wire)
+        if self.drops_message:
+            return [(0, index), (index + 1, n)]
+        return [(0, index), [without_block(wire[index], self.position)], (index + 1, n)]
+
+    def effects(self) -> Effects:
+        return Effects(deleted=(self.index,)) if self.drops_message else Effects()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceBlock:
+    """Put `block` (prepared by the operator) in place of content block `position` of message
+    `index` (a thinking block). Declares nothing: every check reruns."""
+
+    index: int
+    position: int
+    block: dict[str, Any]
+
+    def apply_in_place(self, messages: list[Any]) -> None:
+        set_block_in_place(messages[self.index], self.position, deepcopy(self.block))
+
+    def segments(self, wire: list[dict[str, Any]]) -> list[Segment]:
+        copy = with_block(wire[self.index], self.position, self.block)
+        return [(0, self.index), [copy], (self.index + 1, len(wire))]
+
+    def effects(self) -> Effects:
+        return Effects()

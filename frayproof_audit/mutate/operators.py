@@ -25,17 +25,25 @@ from frayproof_audit.mutate import arguments
 from frayproof_audit.mutate.edits import (
     AppendCallCopy,
     DeleteMessage,
+    DropBlock,
     DropCall,
     Edit,
     EditText,
     KeepInstructions,
     MoveToEnd,
+    ReplaceBlock,
     SetArguments,
     Swap,
     remove_literal,
     truncate_half,
 )
 from frayproof_audit.prepared import BeforeFacts, closed_exchanges
+from frayproof_audit.providers.blocks import (
+    altered_thinking,
+    block_site,
+    reasoning_positions,
+    thinking_positions,
+)
 from frayproof_audit.snapshot import Loaded
 
 
@@ -257,6 +265,40 @@ def retype_argument(after: Loaded, contract: Contract, facts: BeforeFacts) -> li
     return found
 
 
+def drop_reasoning_item(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """One mutant per reasoning item (a `reasoning` block of an assistant message): the item
+    goes, the message or call it came with stays. A turn of reasoning only goes whole."""
+    found = []
+    for index, view in enumerate(after.views):
+        if view.role != "assistant":
+            continue
+        positions = reasoning_positions(after.wire[index])
+        for position in positions:
+            drops = len(positions) == 1 and len(after.wire[index]["content"]) == 1 and not (
+                view.calls or (view.refusal and view.refusal.strip()))
+            found.append(Candidate(
+                "drop_reasoning_item", "Delete a reasoning item and keep the item it came with.",
+                index, block_site(after, index, position), DropBlock(index, position, drops)))
+    return found
+
+
+def alter_thinking_block(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
+    """One mutant per thinking or redacted thinking block of the latest assistant message (the
+    blocks a provider verifies), its signed text changed."""
+    index = after.last_index("assistant")
+    if index is None:
+        return []
+    message = after.wire[index]
+    found = []
+    for position in thinking_positions(message):
+        altered = altered_thinking(message["content"][position])
+        if altered is not None:
+            found.append(Candidate(
+                "alter_thinking_block", "Change a thinking block of the latest assistant message.",
+                index, block_site(after, index, position), ReplaceBlock(index, position, altered)))
+    return found
+
+
 def _has_tool_schemas(contract: Contract) -> bool:
     return bool(contract.tools)
 
@@ -278,6 +320,10 @@ class Operator:
     """None: always part of a run. Otherwise the operator runs (and reports a skip entry) only
     for contracts where this is true, e.g. argument faults only where tool schemas exist, so
     runs without them keep frayproof's nine entries."""
+    quiet: bool = False
+    """With no site, report nothing rather than a skip entry: for content only some formats
+    carry (reasoning items, thinking blocks), so data without it (all Chat Completions data)
+    keeps exactly the entries it had."""
 
 
 OPERATOR_TABLE: tuple[Operator, ...] = (
@@ -338,9 +384,24 @@ OPERATOR_TABLE: tuple[Operator, ...] = (
         "An argument of the wrong type passed; enable tool_arguments (tool_call_integrity also "
         "catches it in calls kept from before).",
         retype_argument, applies=_has_tool_schemas),
+    Operator(
+        "drop_reasoning_item", "Delete a reasoning item and keep the item it came with.",
+        "No reasoning item in the output.",
+        "A dropped reasoning item passed; enable provider_validity (profile openai-responses): "
+        "PV-RESP-REASONING-MISSING catches an item with an id kept without its reasoning, "
+        "PV-RESP-REASONING-ALONE a reasoning item left without its item.",
+        drop_reasoning_item, quiet=True),
+    Operator(
+        "alter_thinking_block", "Change a thinking block of the latest assistant message.",
+        "No thinking block in the latest assistant message of the output.",
+        "A changed thinking block passed; enable provider_validity (profile anthropic): "
+        "PV-ANTH-THINKING-MODIFIED catches any byte of the latest assistant message's thinking "
+        "that differs from before.",
+        alter_thinking_block, quiet=True),
 )
 """Every operator: frayproof's nine in its order (the order of reports and tables), then the
-argument operators, which run only for contracts with tool schemas."""
+argument operators, which run only for contracts with tool schemas, then the reasoning and
+thinking operators, which report only where the output holds such content."""
 
 OPERATORS: tuple[str, ...] = tuple(operator.name for operator in OPERATOR_TABLE)
 _BY_NAME = {operator.name: operator for operator in OPERATOR_TABLE}

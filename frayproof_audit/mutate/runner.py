@@ -327,7 +327,7 @@ def _fast_outcomes(
     shared = SharedPair(after, contract, facts)
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
-        if not candidates and name not in left:
+        if not candidates and name not in left and not get_operator(name).quiet:
             outcomes.append(_skip(name))
         for group, mutant in shared.distinct(candidates) if candidates else ():
             outcomes.append(_outcome(group, shared.evaluate(group.first, mutant)))
@@ -344,7 +344,7 @@ def _reference_outcomes(
     the format and judged by every enabled check from scratch, against the same before facts."""
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
-        if not candidates and name not in left:
+        if not candidates and name not in left and not get_operator(name).quiet:
             outcomes.append(_skip(name))
         for group, mutant in reference_mutants(raw, candidates) if candidates else ():
             loaded = Loaded(mutant, fmt.views(mutant), fmt)

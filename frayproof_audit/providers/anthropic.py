@@ -92,7 +92,7 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
                 if call.id and call.id not in answered:
                     found.append(Found(USE_UNANSWERED, index, after.site("after", index, position),
                                        {"n": _n(after, index), "id": call.id},
-                                       tool_call_id=call.id))
+                                       tool_call_id=call.id, call=position))
     final = after.last_index("assistant")
     if final is not None:
         found += _thinking_first(after, final, prior)
@@ -109,15 +109,16 @@ def _thinking_first(after: Loaded, final: int, prior: PriorFacts | None) -> list
     if not _used_thinking(after, final, prior):
         return []
     blocks = content_blocks(view.content)
+    if blocks and is_thinking(blocks[0]):
+        return []
+    # The verdict reads the neutral order (content blocks, then calls), which a mutant has too;
+    # the wire order of a loaded snapshot only words the finding (a tool_use block first).
+    fields = {"n": _n(after, final)}
     if blocks and wire_block(after, final, 0) == 0:
-        if is_thinking(blocks[0]):
-            return []
-        first = block_type(blocks[0]) or "unknown"
-        site = block_site(after, final, 0)
-    else:
-        first = "tool_use"
-        site = after.site("after", final, 0)
-    return [Found(THINKING_FIRST, final, site, {"n": _n(after, final), "found": first})]
+        return [Found(THINKING_FIRST, final, block_site(after, final, 0),
+                      {**fields, "found": block_type(blocks[0]) or "unknown"}, block=0)]
+    return [Found(THINKING_FIRST, final, after.site("after", final, 0),
+                  {**fields, "found": "tool_use"}, call=0)]
 
 
 def _used_thinking(after: Loaded, final: int, prior: PriorFacts | None) -> bool:
@@ -138,7 +139,8 @@ def _thinking_modified(after: Loaded, final: int, prior: PriorFacts) -> list[Fou
     for position in thinking_positions(after.wire[final]):
         if canonical(blocks[position]) not in prior.thinking:
             found.append(Found(THINKING_MODIFIED, final, block_site(after, final, position),
-                               {"n": _n(after, final), "m": wire_block(after, final, position)}))
+                               {"n": _n(after, final), "m": wire_block(after, final, position)},
+                               block=position))
     return found
 
 

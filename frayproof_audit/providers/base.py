@@ -56,6 +56,11 @@ class ProviderDefect:
     tool_call_id: str | None = None
     item_id: str | None = None
     """The reasoning item or thinking block the defect is about, when it has an id."""
+    call: int | None = None
+    """The call the defect is about: its position in the neutral message's `tool_calls`."""
+    block: int | None = None
+    """The content block the defect is about (a thinking block, a reasoning item): its
+    position in the neutral message's content."""
 
     def to_dict(self) -> dict[str, Any]:
         return {item.name: getattr(self, item.name) for item in fields(self)}
@@ -87,6 +92,8 @@ class Found:
     fields: Mapping[str, Any]
     tool_call_id: str | None = None
     item_id: str | None = None
+    call: int | None = None
+    block: int | None = None
 
 
 Judge = Callable[[Loaded, PriorFacts | None, bool], list[Found]]
@@ -119,7 +126,8 @@ class Profile:
             code=rule.code, profile=self.name, title=rule.title,
             message=self.template(rule).format(site=found.site, error=error), error=error,
             index=found.index, message_index=after.wire_index(found.index), site=found.site,
-            tool_call_id=found.tool_call_id, item_id=found.item_id)
+            tool_call_id=found.tool_call_id, item_id=found.item_id, call=found.call,
+            block=found.block)
 
 
 # --- walking the neutral messages (shared by the profiles) --------------------------------

@@ -62,3 +62,19 @@ def wire_block(after: Loaded, index: int, position: int) -> int:
         found: int = count(after.origin(index), position)
         return found
     return position
+
+
+_THINKING_TEXT = {"thinking": "thinking", "redacted_thinking": "data"}
+"""The field holding a thinking block's signed content."""
+
+
+def altered_thinking(block: Any) -> dict[str, Any] | None:
+    """`block` with its signed content changed (the first half kept; one character added to
+    a text of at most one), or None when the block has no such string to change."""
+    kind = block_type(block)
+    key = _THINKING_TEXT.get(kind or "")
+    text = block.get(key) if key is not None else None
+    if type(text) is not str or key is None:
+        return None
+    changed = text[: len(text) // 2] if len(text) > 1 else text + "."
+    return {**block, key: changed}

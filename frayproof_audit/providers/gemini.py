@@ -26,8 +26,8 @@ from frayproof_audit.providers.base import (
 RESPONSE_COUNT = Rule(
     "PV-GEM-RESPONSE-COUNT", "Function responses do not match the calls of their call turn",
     "the run of tool messages directly after an assistant message with calls holds a different "
-    "number of responses than it has calls (none, when anything else follows), or a run of "
-    "tool messages follows no call turn",
+    "number of responses than it has calls (a call turn followed by anything else, or last, "
+    "has none), or a run of tool messages follows no call turn",
     "Please ensure that the number of function response parts is equal to the number of "
     "function call parts of the function call turn.")
 CALL_POSITION = Rule(

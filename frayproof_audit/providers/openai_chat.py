@@ -56,7 +56,7 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
             for position, call in enumerate(view.calls):
                 if call.id and call.id not in answered:
                     found.append(Found(CALL_UNANSWERED, index, after.site("after", index, position),
-                                       {"id": call.id}, tool_call_id=call.id))
+                                       {"id": call.id}, tool_call_id=call.id, call=position))
     return found
 
 

@@ -103,7 +103,7 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
         for position, call in enumerate(view.calls):
             if call.id and last_output.get(call.id, -1) < index:
                 found.append(Found(CALL_UNANSWERED, index, after.site("after", index, position),
-                                   {"id": call.id}, tool_call_id=call.id))
+                                   {"id": call.id}, tool_call_id=call.id, call=position))
     found += _reasoning(after, prior)
     return sorted(found, key=lambda hit: hit.index)
 
@@ -122,7 +122,7 @@ def _reasoning(after: Loaded, prior: PriorFacts | None) -> list[Found]:
         if stop == len(items) or not items[stop][1].produced:
             index, item = items[stop - 1]
             found.append(Found(REASONING_ALONE, index, _site(after, index, item),
-                               {"id": item.id or ""}, item_id=item.id))
+                               {"id": item.id or ""}, item_id=item.id, block=item.block))
     if prior is None or not prior.reasoning_of:
         return found
     before_run: dict[int, set[str]] = {
@@ -136,7 +136,8 @@ def _reasoning(after: Loaded, prior: PriorFacts | None) -> list[Found]:
         if missing:
             found.append(Found(REASONING_MISSING, index, _site(after, index, item),
                                {"id": item.id, "kind": item.kind, "reasoning": missing[0]},
-                               tool_call_id=_call_id(after, index, item), item_id=item.id))
+                               tool_call_id=_call_id(after, index, item), item_id=item.id,
+                               call=item.call, block=item.block))
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from frayproof_audit.jsonio import canonical
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.providers.base import PriorFacts
-from frayproof_audit.providers.blocks import content_blocks, is_thinking, wire_block
+from frayproof_audit.providers.blocks import content_blocks, is_thinking
 from frayproof_audit.providers.openai_responses import required_reasoning
 
 
@@ -14,11 +14,11 @@ def prior_facts(before: Loaded) -> PriorFacts:
     and which reasoning items each Responses item requires."""
     thinking: set[bytes] = set()
     first: set[str] = set()
-    for index, view in enumerate(before.views):
+    for view in before.views:
         if view.role != "assistant":
             continue
         blocks = content_blocks(view.content)
         thinking.update(canonical(block) for block in blocks if is_thinking(block))
-        if blocks and is_thinking(blocks[0]) and wire_block(before, index, 0) == 0:
+        if blocks and is_thinking(blocks[0]):
             first.update(call.id for call in view.calls if call.id)
     return PriorFacts(frozenset(thinking), frozenset(first), required_reasoning(before))
