@@ -72,13 +72,15 @@ def test_defects_carry_the_provider_condition_codes() -> None:
 
 
 def test_a_provider_rule_no_neutral_defect_explains_is_a_defect_of_its_own() -> None:
+    # The turn used thinking, but its final assistant message does not start with it.
     turn = [{"role": "user", "content": "hi"},
             {"role": "assistant", "content": [
-                {"type": "tool_use", "id": "t", "name": "f", "input": {}},
-                {"type": "thinking", "thinking": "late", "signature": "s"}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}]
+                {"type": "thinking", "thinking": "two steps", "signature": "s"},
+                {"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "f", "input": {}}]}]
     found = inspect(turn, "anthropic")
     assert [(d.name, d.severity, d.repairable) for d in found.defects] == [
-        ("PV-ANTH-THINKING-FIRST", "FATAL", False)]
-    with pytest.raises(IrreparableError):
+        ("dangling_call", "FATAL", True), ("PV-ANTH-THINKING-FIRST", "FATAL", False)]
+    with pytest.raises(IrreparableError, match="PV-ANTH-THINKING-FIRST"):
         repair(turn, "anthropic")

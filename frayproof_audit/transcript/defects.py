@@ -254,8 +254,9 @@ def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
         hits.append(_Hit(index, name, RULES[name].title))
     extra: list[tuple[int, Defect]] = []
     for found in provider_defects(loaded, profile):
-        same = [hit for hit in hits if (hit.call_id == found.tool_call_id if found.tool_call_id
-                                        else hit.index == found.index)]
+        pairing_rule = found.code in PAIRING_CODES
+        same = [hit for hit in hits if pairing_rule and (
+            hit.call_id == found.tool_call_id if found.tool_call_id else hit.index == found.index)]
         same.sort(key=lambda hit: hit.index != found.index)
         if same:
             same[0].codes.append(found.code)
