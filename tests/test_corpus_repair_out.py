@@ -16,6 +16,7 @@ from frayproof_audit.transcript import inspect
 from tests.anthropic_wire import to_anthropic
 from tests.corpus_support import good_lines, line, record, write_contract, write_jsonl
 from tests.helpers import run_cli
+from tests.otel_messages import to_otel
 
 
 def test_repair_out_writes_fully_repairable_failures(tmp_path: Path) -> None:
@@ -23,19 +24,22 @@ def test_repair_out_writes_fully_repairable_failures(tmp_path: Path) -> None:
     anthropic = record(90, "drop_result")
     anthropic["before"], anthropic["after"] = (to_anthropic(anthropic["before"], top_system=False)[0],
                                                to_anthropic(anthropic["after"], top_system=False)[0])
+    otel = record(91, "drop_result")
+    otel["before"], otel["after"] = to_otel(otel["before"]), json.dumps(to_otel(otel["after"]))
     corpus = write_jsonl(tmp_path / "in.jsonl", [*good_lines(8),
-                                                 line({**anthropic, "format": "anthropic"})])
+                                                 line({**anthropic, "format": "anthropic"}),
+                                                 line({**otel, "format": "otel-genai"})])
     repaired = tmp_path / "repaired"
     summary = run_audit(AuditConfig(inputs=(str(corpus),), out=str(tmp_path / "out"),
                                     contract=str(contract), n_jobs=1, mutate=False,
                                     repair_out=str(repaired)))
-    assert summary.failed == 5
+    assert summary.failed == 6
     findings = read_table(tmp_path / "out", "findings").collect()
     by_code = dict(findings.group_by("code").agg(pl.col("repairable").all()).iter_rows())
     assert by_code == {"TP-UNANSWERED": True, "PIN-ROLE": False}
     lines = [json.loads(text) for path in sorted(repaired.iterdir())
              for text in path.read_text(encoding="utf-8").splitlines()]
-    assert sorted(item["pair_id"] for item in lines) == ["p0002", "p0006", "p0090"]
+    assert sorted(item["pair_id"] for item in lines) == ["p0002", "p0006", "p0090", "p0091"]
     records = {json.loads(text)["pair_id"]: json.loads(text) for text in corpus.read_text().splitlines()}
     for item in lines:
         source = records[item["pair_id"]]

@@ -25,8 +25,10 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
 from frayproof_audit.transcript.defects import PAIRING_CODES
-from frayproof_audit.transcript.loading import read_transcript
-from frayproof_audit.transcript.repair import IrreparableError, repair
+from frayproof_audit.formats import get_format
+from frayproof_audit.formats.otel import parse_messages
+from frayproof_audit.transcript.loading import Transcript
+from frayproof_audit.transcript.repair import IrreparableError, repair_transcript
 
 REPAIR_FIXES = frozenset({"TP-ORPHAN", "TP-UNANSWERED", "UID-MULTI", "ST-TOOL-OUTSIDE",
                           "ST-TOOL-NOID", "ST-EMPTY-ASSISTANT"}) | PAIRING_CODES
@@ -42,16 +44,22 @@ class PairRepair:
     line: bytes | None = None
 
 
-def repair_pair(after_wire: Any, fmt: str, before: Loaded, contract: Contract, report: Report,
-                pair_id: str, run_id: str) -> PairRepair:
-    """Never raises for the data: a transcript repair cannot fix is simply not repairable."""
+def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contract,
+                report: Report, pair_id: str, run_id: str) -> PairRepair:
+    """Never raises for the data: a transcript repair cannot fix is simply not repairable.
+
+    `after_wire` is the record's freshly parsed after snapshot and `after` its reading, owned by
+    the worker: repair reads them as they are (no copy) and never changes them."""
     violations = report.violations
     nothing = PairRepair((False,) * len(violations))
     if not any(v.code in REPAIR_FIXES for v in violations):
         return nothing
+    fmt = get_format(after.format.name)
     try:
-        repaired = repair(after_wire, fmt)
-        again = check_loaded(before, read_transcript(repaired.transcript, fmt).loaded, contract)
+        if isinstance(after_wire, str):  # otel-genai: the messages as a JSON string
+            after_wire = parse_messages(after_wire)
+        repaired = repair_transcript(Transcript(after_wire, fmt, after))
+        again = check_loaded(before, fmt.load(repaired.transcript), contract)
     except (IrreparableError, InputError):
         return nothing
     remaining = Counter((v.code, v.tool_call_id) for v in again.violations)
@@ -61,7 +69,8 @@ def repair_pair(after_wire: Any, fmt: str, before: Loaded, contract: Contract, r
         fixed for fixed, v in zip(flags, violations, strict=True) if v.severity == "error")
     if not whole:
         return PairRepair(flags)
-    record = {"pair_id": pair_id, "run_id": run_id, "format": fmt, "after": repaired.transcript,
+    record = {"pair_id": pair_id, "run_id": run_id, "format": fmt.name,
+              "after": repaired.transcript,
               "changes": [change.to_dict() for change in repaired.changes],
               "fixed": sorted({v.code for v in violations if v.code})}
     return PairRepair(flags, orjson.dumps(record) + b"\n")

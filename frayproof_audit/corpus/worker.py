@@ -288,8 +288,8 @@ class _Auditor:
                 before, after, contract, self.settings.operators, baseline=report,
                 max_mutants=self.settings.max_mutants,
             )
-        fixes = repair_pair(after_wire, after.format.name, before, contract, report,
-                            base["pair_id"], self.settings.run_id)
+        fixes = repair_pair(after_wire, after, before, contract, report, base["pair_id"],
+                            self.settings.run_id)
         if fixes.line is not None and self.settings.repair_out is not None:
             self.repaired.append(fixes.line)
         findings = self.builders["findings"]

@@ -33,7 +33,8 @@ from frayproof_audit.transcript.defects import (
     empties,
     pair,
 )
-from frayproof_audit.transcript.inspection import Inspection, inspect, inspect_transcript
+from frayproof_audit.loaded import Loaded
+from frayproof_audit.transcript.inspection import Inspection, inspect_transcript
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT, SITE_LABEL, Transcript, read_transcript
 from frayproof_audit.transcript.writers import WRITERS, Piece, Writer
 
@@ -198,19 +199,18 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
         if view.role == "assistant" and view.calls:
             batch_open, pending = True, additions.get(index, [])
     plan.extend(pending)
-    output = writer.assemble(transcript, plan)
-    after = inspect(output, transcript.format, profile)
+    output = read_transcript(writer.assemble(transcript, plan), transcript.format)
+    after = inspect_transcript(output, profile)
     if after.fatal:  # a bug: repair must never hand back an invalid transcript
         raise IrreparableError(after.fatal)
     changes.sort(key=lambda item: item[0])
-    return RepairResult(output, tuple(change for _, change in changes), before, after,
-                        _synthesized(output, transcript, pairing.dangling))
+    return RepairResult(output.wire, tuple(change for _, change in changes), before, after,
+                        _synthesized(output.loaded, pairing.dangling))
 
 
-def _synthesized(output: Any, transcript: Transcript, dangling: tuple[str, ...]) -> tuple[Synthesized, ...]:
+def _synthesized(loaded: Loaded, dangling: tuple[str, ...]) -> tuple[Synthesized, ...]:
     if not dangling:
         return ()
-    loaded = read_transcript(output, transcript.format).loaded
     found: dict[str, str] = {}
     for index, view in enumerate(loaded.views):
         if view.role == "tool" and view.tool_call_id in dangling:
