@@ -22,11 +22,11 @@ import orjson
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats import get_format
+from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
 from frayproof_audit.transcript.defects import PAIRING_CODES
-from frayproof_audit.formats import get_format
-from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.transcript.loading import Transcript
 from frayproof_audit.transcript.repair import IrreparableError, repair_transcript
 

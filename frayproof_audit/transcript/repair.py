@@ -25,6 +25,7 @@ from typing import Any
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.transcript.defects import (
     DANGLING_CALL,
     DUPLICATE_RESULT,
@@ -33,7 +34,6 @@ from frayproof_audit.transcript.defects import (
     empties,
     pair,
 )
-from frayproof_audit.loaded import Loaded
 from frayproof_audit.transcript.inspection import Inspection, inspect_transcript
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT, SITE_LABEL, Transcript, read_transcript
 from frayproof_audit.transcript.writers import WRITERS, Piece, Writer
