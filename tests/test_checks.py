@@ -139,7 +139,7 @@ def test_warning_severities_pass_with_one_warning_each() -> None:
 def test_report_order_is_check_order() -> None:
     contract = make_contract({"pins": [{"name": "s", "role": "system"}], **ALL_RULES,
                               "tools": [{"name": "write", "parameters": {}}],  # calls `read`
-                              "checks": {"tool_call_integrity": True}})
+                              "checks": {"tool_call_integrity": True, "provider_validity": True}})
     renamed = {"role": "assistant", "content": None, "tool_calls": [tool_call("c0", "write")]}
     after = [{"role": "alien", "content": "x"}, result("z"), call("b", "b"), renamed]
     checks = [v.check for v in check(history(1), after, contract).violations]

@@ -23,7 +23,8 @@ def test_a_contract_reports_every_problem_at_once_with_suggestions(tmp_path: Pat
     assert message.startswith(f"Invalid contract '{path}': ")
     problems = message.split(": ", 1)[1].split("; ")
     assert "checks.tool_pair: unknown key (allowed: tool_pairs, unique_tool_ids, structure, " \
-           "pinned_content, retention, tool_arguments, tool_call_integrity, format_notes)" in problems
+           "pinned_content, retention, tool_arguments, tool_call_integrity, format_notes, " \
+           "provider_validity)" in problems
     assert "did you mean 'tool_pairs'?" in problems
     assert "checks.structure.severity: must be one of error, warning" in problems
     assert "did you mean 'system_messages'?" in problems

@@ -135,10 +135,12 @@ def test_validate_refuses_it_like_pins() -> None:
 # --- the argument operators join a run only under tool schemas -------------------------------
 
 def test_without_tool_schemas_a_run_has_frayproofs_nine_operators() -> None:
-    assert select_operators(None, Contract()) == FRAYPROOFS_NINE
+    # The reasoning operators (last) are part of every run but give no entry on Chat data.
+    reasoning = ("drop_reasoning_item", "alter_thinking_block")
+    assert select_operators(None, Contract()) == (*FRAYPROOFS_NINE, *reasoning)
     with_tools = replace(Contract(), tools=(WEATHER,))
     assert select_operators(None, with_tools) == OPERATORS
-    assert OPERATORS[9:] == ("drop_required_argument", "retype_argument")
+    assert OPERATORS[9:] == ("drop_required_argument", "retype_argument", *reasoning)
     before, after = pair('{"location": "Paris", "days": 3}')
     plain = mutate_pair(load_list(before), load_list(after), make_contract(ON))
     assert tuple(plain.operators) == FRAYPROOFS_NINE

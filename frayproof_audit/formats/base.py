@@ -5,6 +5,11 @@ the checks read, computes message identities, and says where a neutral position 
 user's own data (`after[4]`, `after[4].tool_calls[1]`, `after[4].tool_calls[1].arguments.path`,
 a block index for formats whose messages hold blocks). Checks, operators and the corpus never
 look at wire fields; they see `MessageView`s and the neutral message dicts of `model`.
+
+Optional, outside the protocol: a format whose messages hold blocks a provider rule may name
+(thinking blocks, reasoning items) can spell one content block, `block_site(snapshot, origin,
+position)`, and count it as the provider does, `wire_block(origin, position)`
+(`providers.blocks` asks for them and falls back to `after[i].content[p]`).
 """
 
 from __future__ import annotations

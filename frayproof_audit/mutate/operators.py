@@ -266,16 +266,19 @@ def retype_argument(after: Loaded, contract: Contract, facts: BeforeFacts) -> li
 
 
 def drop_reasoning_item(after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
-    """One mutant per reasoning item (a `reasoning` block of an assistant message): the item
-    goes, the message or call it came with stays. A turn of reasoning only goes whole."""
+    """One mutant per reasoning item (a `reasoning` block with an `id`, as the Responses API
+    requires of one, in an assistant message): the item goes, the message or call it came with
+    stays. A turn of reasoning only goes whole. Reasoning without an id (an OpenTelemetry
+    `reasoning` part, plain text) is no provider item, so no site."""
     found = []
     for index, view in enumerate(after.views):
         if view.role != "assistant":
             continue
-        positions = reasoning_positions(after.wire[index])
-        for position in positions:
-            drops = len(positions) == 1 and len(after.wire[index]["content"]) == 1 and not (
-                view.calls or (view.refusal and view.refusal.strip()))
+        content = after.wire[index]["content"]
+        for position in reasoning_positions(after.wire[index]):
+            if type(content[position].get("id")) is not str:
+                continue
+            drops = len(content) == 1 and not (view.calls or (view.refusal and view.refusal.strip()))
             found.append(Candidate(
                 "drop_reasoning_item", "Delete a reasoning item and keep the item it came with.",
                 index, block_site(after, index, position), DropBlock(index, position, drops)))

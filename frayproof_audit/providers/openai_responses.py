@@ -125,13 +125,13 @@ def _reasoning(after: Loaded, prior: PriorFacts | None) -> list[Found]:
                                {"id": item.id or ""}, item_id=item.id, block=item.block))
     if prior is None or not prior.reasoning_of:
         return found
-    before_run: dict[int, set[str]] = {
+    run_before: dict[int, set[str]] = {
         stop: {item.id for _, item in items[start:stop] if item.id} for start, stop in runs}
     for position, (index, item) in enumerate(items):
         required = prior.reasoning_of.get(item.id) if item.id else None
         if not required:
             continue
-        present = before_run.get(position, set())
+        present = run_before.get(position, set())
         missing = [reasoning for reasoning in required if reasoning not in present]
         if missing:
             found.append(Found(REASONING_MISSING, index, _site(after, index, item),
