@@ -65,8 +65,7 @@ class CompactionResult:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_text(self) -> str:
-        return (f"{self.reason} ({self.tokens_before} → {self.tokens_after} tokens, "
-                f"{self.dropped} message(s) dropped)")
+        return f"{self.reason} ({self.tokens_before} → {self.tokens_after} tokens)"
 
 
 class _Cuts:
@@ -158,8 +157,9 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
     start = total if kept_from is None else kept_from
     return CompactionResult(compacted, start, total - kept_total, tokens_before,
                             counter(compacted),
-                            f"dropped {total - kept_total} message(s) before {start}: no call is "
-                            "split from its result")
+                            f"dropped {total - kept_total} message(s), keeping the leading "
+                            f"instructions and every message from {start} on; no call is split "
+                            "from its result")
 
 
 def find_safe_boundary(snapshot: Any, desired: int,
