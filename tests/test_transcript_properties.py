@@ -88,3 +88,21 @@ def test_compact_fits_or_refuses_and_never_splits_a_pair(case: tuple[Any, str], 
     assert valid == original
     assert done.tokens_after <= budget
     assert inspect(done.transcript, fmt).fatal == ()
+
+
+@st.composite
+def noisy(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """`sessiongen.small.noisy_session`: odd roles, blank ids, null content, misplaced results."""
+    return small.noisy_session(DrawSource(draw))
+
+
+@SETTINGS
+@given(noisy())
+def test_repair_of_noisy_chat_sessions_is_valid_or_refused(messages: list[dict[str, Any]]) -> None:
+    try:
+        repaired = repair(messages, "openai")
+    except IrreparableError as refused:
+        assert refused.defects and all(not d.repairable for d in refused.defects)
+        return
+    assert inspect(repaired.transcript, "openai").fatal == ()
+    assert repair(repaired.transcript, "openai").changes == ()
