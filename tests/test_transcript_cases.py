@@ -84,3 +84,18 @@ def test_a_provider_rule_no_neutral_defect_explains_is_a_defect_of_its_own() -> 
         ("dangling_call", "FATAL", True), ("PV-ANTH-THINKING-FIRST", "FATAL", False)]
     with pytest.raises(IrreparableError, match="PV-ANTH-THINKING-FIRST"):
         repair(turn, "anthropic")
+
+
+def test_a_moved_result_leaves_the_rest_of_its_message_where_it_was() -> None:
+    otel = [{"role": "user", "parts": [{"type": "text", "content": "q"}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "a", "name": "f"},
+                                            {"type": "tool_call", "id": "b", "name": "f"}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "a", "response": "A"}]},
+            {"role": "user", "parts": [{"type": "text", "content": "hi"},
+                                       {"type": "tool_call_response", "id": "b", "response": "B"}]}]
+    repaired = repair(otel, "otel-genai")
+    assert repaired.transcript[2:] == [
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "a", "response": "A"},
+                                   {"type": "tool_call_response", "id": "b", "response": "B"}]},
+        {"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+    assert repaired.after.defects == ()

@@ -124,7 +124,13 @@ class _Group:
         if piece.result:
             last = self.pieces[-1].source
             return all(p.result for p in self.pieces) or (last is not None and last == piece.source)
-        return piece.source is not None and any(p.source == piece.source for p in self.pieces)
+        # The rest of a message joins only the message it was read from (its envelope: role,
+        # keys), never a results message that merely holds results moved out of it.
+        return piece.source is not None and piece.source == self.envelope()
+
+    def envelope(self) -> int | None:
+        """The wire message whose role and keys the group's message takes (None: a new one)."""
+        return next((p.source for p in self.pieces if p.source is not None), None)
 
 
 class BlockWriter:
@@ -217,7 +223,7 @@ class BlockWriter:
                     and [p.index for p in group.pieces] == complete[first.source]):
                 out.append(messages[first.source])
                 continue
-            sourced = next((p.source for p in group.pieces if p.source is not None), None)
+            sourced = group.envelope()
             if sourced is None:
                 envelope: dict[str, Any] = {"role": self.result_role}
             else:
