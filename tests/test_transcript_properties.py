@@ -41,7 +41,28 @@ def damaged(draw: st.DrawFn) -> tuple[Any, str]:
     fmt = draw(st.sampled_from(FORMATS))
     snapshot = in_format(messages, fmt)
     assume(snapshot is not None)
+    if fmt in ("anthropic", "otel-genai") and draw(st.booleans()):
+        snapshot = _merged(draw, snapshot, "content" if fmt == "anthropic" else "parts")
     return snapshot, fmt
+
+
+def _merged(draw: st.DrawFn, messages: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Some neighbours merged into one message (results and text together, as clients write
+    them); Anthropic merges only user messages, whose blocks may then be in any order."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        previous = out[-1] if out else None
+        if (previous is not None and draw(st.booleans())
+                and (key == "parts" or previous["role"] == message["role"] == "user")):
+            blocks = [*_blocks(previous[key]), *_blocks(message[key])]
+            out[-1] = {**previous, key: draw(st.permutations(blocks)) if key == "content" else blocks}
+        else:
+            out.append(message)
+    return out
+
+
+def _blocks(content: Any) -> list[Any]:
+    return list(content) if isinstance(content, list) else [{"type": "text", "text": content}]
 
 
 def _objects(value: Any) -> set[int]:
