@@ -182,6 +182,8 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
                 "synthesize", DANGLING_CALL, site(made, position), loaded.wire_index(made),
                 "answered with a placeholder result (the call did not complete)", call_id)))
     if not changes:
+        if before.fatal:  # a provider rule the repair rules have no edit for
+            raise IrreparableError(before.fatal)
         return RepairResult(transcript.wire, (), before, before)
     skip = set(extra) | set(pairing.misplaced)
     plan: list[Piece] = []
