@@ -77,3 +77,57 @@ def test_reasoning_mutants_of_kept_messages_are_caught(case: small.MutationCase)
         assert index is not None
         if after.identity(index) in kept:
             assert mutant.status == CAUGHT, mutant
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(mutation_cases(), matched_reasoning_cases()))
+def test_every_profile_judges_any_loadable_pair(case: small.MutationCase) -> None:
+    """No snapshot a format reads makes a profile fail; defects point inside the snapshot,
+    come in message order and quote their error text."""
+    before_raw, after_raw, _ = case
+    try:
+        before, after = load_list(before_raw), load_list(after_raw)
+    except InputError:
+        return
+    for profile in PROFILE_NAMES:
+        for prior in (None, before):
+            defects = provider_defects(after, profile, prior)
+            indices = [d.index for d in defects]
+            assert indices == sorted(indices)
+            for defect in defects:
+                assert 0 <= defect.index < len(after)
+                assert defect.error in defect.message and defect.site.startswith("after")
+                assert defect.profile == profile
+
+
+@st.composite
+def wild_sessions(draw: st.DrawFn) -> list[Any]:
+    """Wild sessions (every odd shape a Chat snapshot may have, `content` left out too), half
+    of them with thinking or reasoning blocks in front of their assistant messages."""
+    source = DrawSource(draw)
+    messages = small.Wild(source).session()
+    if source.chance(0.5):
+        messages = reasoning.decorate(messages, source.pick(reasoning.STYLES))
+    for message in messages:  # a message may leave `content` out altogether
+        if type(message) is dict and message.get("content") is None and source.chance(0.5):
+            message.pop("content", None)
+    return messages
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wild_sessions())
+def test_profiles_and_operators_take_any_loadable_snapshot(messages: list[Any]) -> None:
+    from frayproof_audit.mutate.operators import OPERATOR_TABLE
+    from frayproof_audit.prepared import prepare_before
+
+    try:
+        loaded = load_list(messages)
+    except InputError:
+        return
+    contract = make_contract({"checks": {"provider_validity": True}})
+    facts = prepare_before(loaded, contract)
+    for profile in PROFILE_NAMES:
+        provider_defects(loaded, profile, loaded)
+    for operator in OPERATOR_TABLE:
+        for candidate in operator.find_sites(loaded, contract, facts):
+            assert candidate.site.startswith("after")

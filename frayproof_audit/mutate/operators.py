@@ -274,8 +274,8 @@ def drop_reasoning_item(after: Loaded, contract: Contract, facts: BeforeFacts) -
     for index, view in enumerate(after.views):
         if view.role != "assistant":
             continue
-        content = after.wire[index]["content"]
         for position in reasoning_positions(after.wire[index]):
+            content = after.wire[index]["content"]  # a list: it holds a reasoning block
             if type(content[position].get("id")) is not str:
                 continue
             drops = len(content) == 1 and not (view.calls or (view.refusal and view.refusal.strip()))

@@ -21,7 +21,6 @@ from frayproof_audit.providers.base import (
     PriorFacts,
     Profile,
     Rule,
-    previous_non_tool,
     results_after,
     tail,
 )
@@ -76,19 +75,21 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
     views = after.views
     last = tail(after)
     found: list[Found] = []
+    owned: set[str] = set()  # the call ids of the message before the current run of results
     for index, view in enumerate(views):
-        if view.role == "tool" and view.tool_call_id:
-            owner = previous_non_tool(after, index)
-            if (owner < 0 or views[owner].role != "assistant"
-                    or view.tool_call_id not in {call.id for call in views[owner].calls}):
+        if view.role == "tool":
+            if view.tool_call_id and view.tool_call_id not in owned:
                 block = after.origin(index).block
                 found.append(Found(RESULT_ORPHAN, index, after.site("after", index),
                                    {"n": _n(after, index), "m": block or 0,
                                     "id": view.tool_call_id},
                                    tool_call_id=view.tool_call_id))
-        elif view.role == "assistant" and view.calls and not (allow_pending and index == last):
+            continue
+        calls = view.calls if view.role == "assistant" else ()
+        owned = {call.id for call in calls}
+        if calls and not (allow_pending and index == last):
             answered = {views[k].tool_call_id for k in results_after(after, index)}
-            for position, call in enumerate(view.calls):
+            for position, call in enumerate(calls):
                 if call.id and call.id not in answered:
                     found.append(Found(USE_UNANSWERED, index, after.site("after", index, position),
                                        {"n": _n(after, index), "id": call.id},

@@ -14,7 +14,6 @@ from frayproof_audit.providers.base import (
     PriorFacts,
     Profile,
     Rule,
-    previous_non_tool,
     results_after,
     tail,
 )
@@ -42,18 +41,22 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
     views = after.views
     last = tail(after)
     found: list[Found] = []
+    owned: set[str] | None = None  # the call ids of the nearest earlier non-tool message,
+    # if it is an assistant message with calls (what a tool message may answer)
     for index, view in enumerate(views):
         if view.role == "tool":
-            owner = previous_non_tool(after, index)
-            if owner < 0 or views[owner].role != "assistant" or not views[owner].calls:
+            if owned is None:
                 found.append(Found(TOOL_ORPHAN, index, after.site("after", index), {},
                                    tool_call_id=view.tool_call_id))
-            elif view.tool_call_id and view.tool_call_id not in {c.id for c in views[owner].calls}:
+            elif view.tool_call_id and view.tool_call_id not in owned:
                 found.append(Found(TOOL_UNKNOWN_ID, index, after.site("after", index),
                                    {"id": view.tool_call_id}, tool_call_id=view.tool_call_id))
-        elif view.role == "assistant" and view.calls and not (allow_pending and index == last):
+            continue
+        calls = view.calls if view.role == "assistant" else ()
+        owned = {call.id for call in calls} if calls else None
+        if calls and not (allow_pending and index == last):
             answered = {views[k].tool_call_id for k in results_after(after, index)}
-            for position, call in enumerate(view.calls):
+            for position, call in enumerate(calls):
                 if call.id and call.id not in answered:
                     found.append(Found(CALL_UNANSWERED, index, after.site("after", index, position),
                                        {"id": call.id}, tool_call_id=call.id, call=position))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from frayproof_audit.formats.responses import REASONING, ItemRef, items_of
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.providers.base import Found, PriorFacts, Profile, Rule, tail
-from frayproof_audit.providers.blocks import block_site
+from frayproof_audit.providers.blocks import block_site, reasoning_positions
 
 CALL_UNANSWERED = Rule(
     "PV-RESP-CALL-UNANSWERED", "Function call without a function_call_output after it",
@@ -115,6 +115,11 @@ def _last_outputs(after: Loaded) -> dict[str, int]:
 
 
 def _reasoning(after: Loaded, prior: PriorFacts | None) -> list[Found]:
+    if not (prior is not None and prior.reasoning_of) and not any(
+            view.role == "assistant" and type(view.content) is list
+            and reasoning_positions(after.wire[index])
+            for index, view in enumerate(after.views)):
+        return []  # no reasoning item, and none required: nothing to pair (Chat data)
     items = flat_items(after)
     found: list[Found] = []
     runs = reasoning_runs(items)
