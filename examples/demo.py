@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "frayproof_audit"]
 OUT = ROOT / "demo-out"
+REPAIRED = OUT / "repaired"
 
 SINGLE_PAIR = [
     ["validate", "--snapshot", "fixtures/clean_session.json"],
@@ -59,12 +60,13 @@ def main() -> int:
     shutil.rmtree(OUT, ignore_errors=True)
     # Exit 1 is expected: the corpus holds buggy compactors on purpose.
     run(["audit", "examples/corpus", "--contract", "examples/audit_contract.yaml",
-         "--out", str(out), "--run-id", "demo"])
+         "--out", str(out), "--run-id", "demo", "--repair-out", str(REPAIRED.relative_to(ROOT))])
     run(["stats", str(out)])
     run(["stats", str(out), "--by", "compactor"])
     duckdb_query(out)
     trend_chart(out)
     write_html_report(out)
+    repair_one_pair()
     return 0
 
 
@@ -93,6 +95,26 @@ def trend_chart(out: Path) -> None:
     run(["trend", str(out), "--fail-on-regression", "10", "--png", str(chart)])
     print(f"Trend chart: {ROOT / chart}")
 
+
+def repair_one_pair() -> None:
+    """Repair one broken pair of the example corpus and show it is valid afterwards."""
+    import json
+
+    print("== Repair a broken pair from the corpus ==\n")
+    print(f"The audit above ran with --repair-out {REPAIRED.relative_to(ROOT)}: the after snapshot of")
+    print("every failing pair whose findings a transcript repair fixes, repaired.\n")
+    records = [json.loads(line) for path in sorted(REPAIRED.glob("repaired-*.jsonl"))
+               for line in path.read_text(encoding="utf-8").splitlines()]
+    print(f"{len(records)} failing pairs are fully repairable; one of them:")
+    record = next((r for r in records if any(c["action"] == "synthesize" for c in r["changes"])),
+                  records[0])
+    print(f"pair {record['pair_id']} ({record['format']}), fixes {', '.join(record['fixed'])}:")
+    for change in record["changes"]:
+        print(f"  {change['action']} {change['site']} ({change['defect']})")
+    one = OUT / "repaired-pair.json"
+    one.write_text(json.dumps(record["after"], ensure_ascii=False), encoding="utf-8")
+    print()
+    run(["inspect", str(one.relative_to(ROOT)), "--input-format", record["format"]])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -80,7 +80,10 @@ def test_verdicts_findings_and_mutants_are_identical_to_schema_1(
             assert before["code"].null_count() == before.height  # schema 1: no codes
             assert after["code"].null_count() == 0  # every finding has its condition code
             assert set(after["code"]) <= set(CONDITIONS)
-            before, after = before.drop("code"), after.drop("code")
+            # new in schema 4, read as null from schema-1 files
+            assert before["repairable"].null_count() == before.height
+            assert after["repairable"].null_count() == 0
+            before, after = before.drop("code", "repairable"), after.drop("code", "repairable")
         if table == "pairs":
             reasons = pl.col("input_error")
             for old_reason, new_reason in RENAMED_REASONS.items():

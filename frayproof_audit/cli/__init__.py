@@ -19,6 +19,7 @@ from frayproof_audit.cli.report_cmd import report_command
 from frayproof_audit.cli.single import check_command, validate_command
 from frayproof_audit.cli.tool_args_cmd import tool_args_command
 from frayproof_audit.cli.trend_cmd import trend_command
+from frayproof_audit.cli.transcript_cmd import compact_command, inspect_command, repair_command
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
@@ -29,7 +30,7 @@ def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
     Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report. Tool-call
-    arguments: tool-args. A starter contract: init.
+    arguments: tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the
@@ -46,3 +47,6 @@ main.add_command(trend_command)
 main.add_command(report_command)
 main.add_command(tool_args_command)
 main.add_command(init_command)
+main.add_command(inspect_command)
+main.add_command(repair_command)
+main.add_command(compact_command)

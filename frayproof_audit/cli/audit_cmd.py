@@ -127,6 +127,9 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--allow-engine-errors", is_flag=True,
               help="Do not fail the run for records whose audit raised an unexpected exception "
                    "(engine_error rows: a bug). By default any one fails it, even --fail-on none.")
+@click.option("--repair-out", "repair_out", type=click.Path(file_okay=False), default=None,
+              help="Write the repaired after snapshot of every failing pair a transcript repair "
+                   "fixes completely to this folder (JSONL, with its pair_id).")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def audit_command(
@@ -148,6 +151,7 @@ def audit_command(
     max_failure_rate: float | None,
     max_input_error_rate: float,
     allow_engine_errors: bool,
+    repair_out: str | None,
     output_format: str,
     max_results: int | None,
     quiet: bool,
@@ -185,6 +189,7 @@ def audit_command(
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
             max_mutants_per_pair=max_mutants or None,
+            repair_out=repair_out,
         )
         from frayproof_audit.corpus.run import new_run_id, run_audit  # heavy: only this command
         from frayproof_audit.corpus.store import LOGS_FOLDER

@@ -212,6 +212,8 @@ class AuditConfig:
     """Records whose audit raised (a bug) do not fail the run; by default any one does."""
     max_mutants_per_pair: int | None = DEFAULT_MAX_MUTANTS_PER_PAIR
     """Mutation sites judged per pair at most, sampled (None: every site)."""
+    repair_out: str | None = None
+    """Folder for the repaired after snapshots of failing pairs a repair fixes (None: none)."""
 
     def __post_init__(self) -> None:
         if not self.inputs:
@@ -247,7 +249,7 @@ class AuditConfig:
 
     def options(self) -> dict[str, Any]:
         """The options that shape the result, for the `runs` table (paths and argv excluded)."""
-        skip = {"inputs", "out", "contract", "argv", "fields"}
+        skip = {"inputs", "out", "contract", "argv", "fields", "repair_out"}
         found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         found["fields"] = dict(self.fields.items())
         found["operators"] = list(self.operators) if self.operators is not None else None

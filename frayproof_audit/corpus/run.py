@@ -137,6 +137,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             staging_dir=str(stage.folder),
             inflight_dir=str(stage.inflight),
             max_mutants=config.max_mutants_per_pair,
+            repair_out=config.repair_out,
         )
         collector = _Collector(stage, shards, contract, run_id, progress, clock)
         _execute(shards, settings, config, collector)

@@ -84,6 +84,7 @@ FINDINGS_SCHEMA = pa.schema([
     _f("pin", pa.string()),
     _f("rule", pa.string()),
     _f("message", pa.string(), False),
+    _f("repairable", pa.bool_()),  # schema 4: a transcript repair removes this finding
 ])
 
 MUTANTS_SCHEMA = pa.schema([

@@ -25,6 +25,7 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.corpus.record_tools import RecordTools
 from frayproof_audit.corpus.records import FieldReader, Meta, MissingField, RecordProblem, parse_json_record
+from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
 from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
 from frayproof_audit.corpus.status import PairStatus
@@ -58,6 +59,8 @@ class WorkerSettings:
     inflight_dir: str | None = None
     max_mutants: int | None = None
     """Mutation sites judged per pair at most (None: all)."""
+    repair_out: str | None = None
+    """Folder for the repaired after snapshots of fully repairable failing pairs (None: none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +100,8 @@ def audit_shard(task: ShardTask) -> ShardResult:
         marker = _staging(_mark, task)
         auditor = _Auditor(task)
         auditor.run()
+        if settings.repair_out is not None:
+            _staging(write_repaired, settings.repair_out, settings.run_id, ordinal, auditor.repaired)
         tables = {name: builder.by_log_date() for name, builder in auditor.builders.items()}
         files = _staging(
             stage_shard, settings.staging_dir, settings.run_id, ordinal, tables,
@@ -143,6 +148,7 @@ class _Auditor:
         self.builders = {name: TableBuilder(SCHEMAS[name]) for name in PARTITIONED_TABLES}
         self.tally = Tally()
         self.tools = RecordTools()
+        self.repaired: list[bytes] = []
         source = self.shard.source
         self.parquet = source.kind == "parquet"
         self.label = "row" if self.parquet else "line"
@@ -202,7 +208,7 @@ class _Auditor:
             return
         report = check_loaded(before, after, contract)
         sizes = (len(before), len(after), _json_size(before_list), _json_size(after_list))
-        self._checked(raw, meta, report, sizes, before, after, contract)
+        self._checked(raw, meta, report, sizes, before, after, contract, after_list)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
         logged_at = meta.logged_at if meta is not None else None
@@ -257,6 +263,7 @@ class _Auditor:
         before: Loaded,
         after: Loaded,
         contract: Contract,
+        after_wire: Any = None,
     ) -> None:
         log_date, base = self._base(raw, meta)
         status = PairStatus.PASS if report.passed else PairStatus.FAIL
@@ -281,10 +288,14 @@ class _Auditor:
                 before, after, contract, self.settings.operators, baseline=report,
                 max_mutants=self.settings.max_mutants,
             )
+        fixes = repair_pair(after_wire, after, before, contract, report, base["pair_id"],
+                            self.settings.run_id)
+        if fixes.line is not None and self.settings.repair_out is not None:
+            self.repaired.append(fixes.line)
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
-        for violation in report.violations:
-            findings.append(log_date, dict(base, **violation.to_dict()))
+        for violation, repairable in zip(report.violations, fixes.repairable, strict=True):
+            findings.append(log_date, dict(base, **violation.to_dict(), repairable=repairable))
             counts = per_check.setdefault(violation.check, [0, 0])
             counts[0] += 1
             counts[1] += violation.severity == "error"

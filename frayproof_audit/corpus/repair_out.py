@@ -1,0 +1,89 @@
+"""Which findings a transcript repair would have fixed, and the repaired after snapshots.
+
+For a pair whose findings include one a repair can fix (a result that answers nothing, an
+unanswered call, a result out of place, a second answer, an empty assistant turn), the after
+snapshot is repaired (`frayproof_audit.transcript.repair`) and checked again under the same
+contract. A finding is `repairable` when its condition is gone after the repair; the
+`findings.repairable` column says so for every finding. A failing pair whose every error is
+repairable, and whose repaired after passes, gets a line in `--repair-out DIR`: its
+`pair_id`, the format, the repaired after snapshot (in its own wire format) and the changes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from frayproof_audit.contract import Contract
+from frayproof_audit.engine import check_loaded
+from frayproof_audit.errors import InputError
+from frayproof_audit.formats import get_format
+from frayproof_audit.formats.otel import parse_messages
+from frayproof_audit.loaded import Loaded
+from frayproof_audit.report import Report
+from frayproof_audit.transcript.defects import PAIRING_CODES
+from frayproof_audit.transcript.loading import Transcript
+from frayproof_audit.transcript.repair import IrreparableError, repair_transcript
+
+REPAIR_FIXES = frozenset({"TP-ORPHAN", "TP-UNANSWERED", "UID-MULTI", "ST-TOOL-OUTSIDE",
+                          "ST-TOOL-NOID", "ST-EMPTY-ASSISTANT"}) | PAIRING_CODES
+"""Condition codes a transcript repair can make go away."""
+
+
+@dataclass(frozen=True, slots=True)
+class PairRepair:
+    """Per finding (in report order), whether the repair fixed it; and the `--repair-out`
+    line when the pair failed and the repair fixes all of it."""
+
+    repairable: tuple[bool, ...]
+    line: bytes | None = None
+
+
+def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contract,
+                report: Report, pair_id: str, run_id: str) -> PairRepair:
+    """Never raises for the data: a transcript repair cannot fix is simply not repairable.
+
+    `after_wire` is the record's freshly parsed after snapshot and `after` its reading, owned by
+    the worker: repair reads them as they are (no copy) and never changes them."""
+    violations = report.violations
+    nothing = PairRepair((False,) * len(violations))
+    if not any(v.code in REPAIR_FIXES for v in violations):
+        return nothing
+    fmt = get_format(after.format.name)
+    try:
+        if isinstance(after_wire, str):  # otel-genai: the messages as a JSON string
+            after_wire = parse_messages(after_wire)
+        repaired = repair_transcript(Transcript(after_wire, fmt, after))
+        again = check_loaded(before, fmt.load(repaired.transcript), contract)
+    except (IrreparableError, InputError):
+        return nothing
+    remaining = Counter((v.code, v.tool_call_id) for v in again.violations)
+    flags = tuple(v.code in REPAIR_FIXES and not remaining[(v.code, v.tool_call_id)]
+                  for v in violations)
+    whole = not report.passed and again.passed and all(
+        fixed for fixed, v in zip(flags, violations, strict=True) if v.severity == "error")
+    if not whole:
+        return PairRepair(flags)
+    record = {"pair_id": pair_id, "run_id": run_id, "format": fmt.name,
+              "after": repaired.transcript,
+              "changes": [change.to_dict() for change in repaired.changes],
+              "fixed": sorted({v.code for v in violations if v.code})}
+    return PairRepair(flags, orjson.dumps(record) + b"\n")
+
+
+def write_repaired(folder: str, run_id: str, ordinal: int, lines: Sequence[bytes]) -> str | None:
+    """One JSONL file per shard (`repaired-<run_id>-<shard>.jsonl`), written atomically."""
+    if not lines:
+        return None
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"repaired-{run_id}-{ordinal:05d}.jsonl")
+    temporary = f"{path}.tmp"
+    with open(temporary, "wb") as handle:
+        handle.writelines(lines)
+    os.replace(temporary, path)
+    return path

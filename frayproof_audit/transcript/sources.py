@@ -1,0 +1,100 @@
+"""The transcripts a command is pointed at: files, folders and JSONL, each read on its own.
+
+A `.json` file holds one transcript. A `.jsonl` file holds one per line: a transcript, or a
+corpus record (an object with `after`), whose `after` is the transcript and whose `format`
+field, when it has one, names its format. A folder stands for every `.json` and `.jsonl` file
+under it, in path order. What cannot be read is an `Entry` with a `problem`, never an
+exception: one bad file must not hide the verdict on the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frayproof_audit.files import UnreadableFile, read_regular_file
+from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
+from frayproof_audit.snapshot import MAX_SNAPSHOT_BYTES
+
+SUFFIXES = (".json", ".jsonl")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One transcript (or why it could not be read) and where it came from."""
+
+    label: str
+    """`path`, or `path:line` for a JSONL line."""
+    value: Any = None
+    format: str | None = None
+    """The record's own `format` field (JSONL records only)."""
+    record: dict[str, Any] | None = None
+    """The whole corpus record the transcript is the `after` of."""
+    problem: str | None = None
+
+
+def expand(paths: tuple[str, ...] | list[str]) -> Iterator[str | tuple[str, str]]:
+    """Files to read, in order; a path that is neither a file nor a folder comes back as
+    (path, problem)."""
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(str(p) for p in Path(path).rglob("*")
+                           if p.suffix in SUFFIXES and p.is_file())
+            if not found:
+                yield path, "no .json or .jsonl files in this folder"
+            yield from found
+        elif os.path.exists(path):
+            yield path
+        else:
+            yield path, "no such file or folder"
+
+
+def read_entries(paths: tuple[str, ...] | list[str]) -> Iterator[Entry]:
+    for found in expand(paths):
+        if isinstance(found, tuple):
+            yield Entry(found[0], problem=found[1])
+        else:
+            yield from read_file(found)
+
+
+def read_file(path: str) -> Iterator[Entry]:
+    try:
+        data = strip_bom(read_regular_file(path, MAX_SNAPSHOT_BYTES))
+    except UnreadableFile as exc:
+        yield Entry(path, problem=f"cannot read: {exc}")
+        return
+    if not path.endswith(".jsonl"):
+        try:
+            yield Entry(path, loads_strict(data))
+        except JSONProblem as exc:
+            yield Entry(path, problem=f"not valid JSON: {exc}")
+        return
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield _line(f"{path}:{number}", line)
+
+
+def _line(label: str, line: bytes) -> Entry:
+    try:
+        value = loads_strict(line)
+    except JSONProblem as exc:
+        return Entry(label, problem=f"not valid JSON: {exc}")
+    if isinstance(value, dict) and "after" in value:
+        fmt = value.get("format")
+        return Entry(label, value["after"], fmt if isinstance(fmt, str) else None, value)
+    return Entry(label, value)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: never half a file."""
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
