@@ -18,8 +18,8 @@ from frayproof_audit.cli.mutate_cmd import mutate_command
 from frayproof_audit.cli.report_cmd import report_command
 from frayproof_audit.cli.single import check_command, validate_command
 from frayproof_audit.cli.tool_args_cmd import tool_args_command
-from frayproof_audit.cli.trend_cmd import trend_command
 from frayproof_audit.cli.transcript_cmd import compact_command, inspect_command, repair_command
+from frayproof_audit.cli.trend_cmd import trend_command
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
