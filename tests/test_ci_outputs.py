@@ -115,7 +115,9 @@ def test_check_junit_one_case_per_check() -> None:
     assert pinned.name.endswith("dropped_constraint.json")
     assert "PIN-ROLE" in pinned.result[0].text and "PIN-TEXT" in pinned.result[0].text
     assert outcome(cases["tool_call_integrity"][0]) == "skipped"  # off unless the contract asks
-    assert xml.tests == len(CHECKS) and xml.failures == 1 and xml.skipped == 1
+    opt_in = [check.name for check in CHECKS if not check.enabled_by_default]
+    assert {name for name, members in cases.items() if outcome(members[0]) == "skipped"} == set(opt_in)
+    assert xml.tests == len(CHECKS) and xml.failures == 1 and xml.skipped == len(opt_in)
 
 
 def test_check_github_annotations_with_line_and_verdict() -> None:
