@@ -263,17 +263,22 @@ def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, f
     values = timed("orjson.loads", _orjson_or_none, single)
     timed("jsonio.loads_strict", _strict_or_none, single)
     pending = [(line, value) for line, value in zip(chunk, values, strict=True) if value is not None]
+    timed("  orjson.dumps (the rewrite both proofs read)", orjson.dumps, [(v,) for _, v in pending])
     for proof_name in EXACTNESS_PROOFS:
         proof = getattr(jsonio, proof_name, None)
         if proof is None or not pending:
             continue
-        verdicts = timed(f"  proof {proof_name}", proof, pending)
+        written = [(line, orjson.dumps(value)) for line, value in pending]
+        arguments = [(line, text) if proof_name == "_same_as_rewritten" else (line, text, value)
+                     for (line, text), (_, value) in zip(written, pending, strict=True)]
+        verdicts = timed(f"  proof {proof_name}", proof, arguments)
         proved = [(value, 0) for (_, value), ok in zip(pending, verdicts, strict=True) if ok]
         pending = [item for item, ok in zip(pending, verdicts, strict=True) if not ok]
         _count(totals, f"  (lines proved by {proof_name})", len(proved))
-        count_keys = getattr(jsonio, "_count_keys", None)
-        if proof_name == "_fast_result_is_exact" and count_keys is not None:
-            timed("    of which the _count_keys walk (proved lines)", count_keys, proved)
+        check_numbers = getattr(jsonio, "_check_numbers", None)
+        if proof_name == "_fast_result_is_exact" and check_numbers is not None:
+            timed("    the number walk, were every proved line walked", check_numbers,
+                  [([value],) for value, _ in proved])
     exact = getattr(jsonio, "_loads_exact", None)
     if exact is not None:
         timed("  stdlib exact parse of the unproved lines", _exact_or_none,

@@ -46,99 +46,90 @@ def loads_strict(data: bytes) -> Any:
     Raises `JSONProblem` with a short reason. `data` must not start with a BOM (strip it first
     where a BOM is allowed).
     """
+    return loads_strict_sized(data)[0]
+
+
+def loads_strict_sized(data: bytes) -> tuple[Any, dict[str, int] | None]:
+    """`loads_strict`, and for an object, the size of each member's value as compact JSON when
+    the fast path already wrote it (None otherwise): a caller gets sizes without writing again."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _loads_exact(data)
-    if _same_as_rewritten(data, value) or _fast_result_is_exact(data, value):
-        return value
-    return _loads_exact(data)
-
-
-def _same_as_rewritten(data: bytes, value: Any) -> bool:
-    """True when orjson writes `value` back as exactly `data` (compact logs written by orjson,
-    JavaScript or similar). Text equal to a serialization of a parsed value can hold no
-    duplicate key and no number that parsing changed, so the value is exact.
-    """
-    head = data[:256]
-    if b'": ' in head or b'", ' in head:
-        return False  # spaced separators (Python's json.dumps): a compact rewrite cannot match
+        return _loads_exact(data), None
     try:
-        written = orjson.dumps(value)
-    except TypeError:
-        return False
-    return data.startswith(written) and data[len(written):] in (b"", b"\n", b"\r\n")
+        pieces = _rewrite(value)
+    except TypeError:  # nested deeper than orjson writes (255 levels): rare, let the exact path judge
+        return _loads_exact(data), None
+    if _same_as_rewritten(data, pieces) or _fast_result_is_exact(data, pieces, value):
+        if type(value) is not dict:
+            return value, None
+        return value, {key: len(pieces[4 * n + 3]) for n, key in enumerate(value)}
+    return _loads_exact(data), None
 
 
-_QUOTE_SPACE_COLON = re.compile(rb'"[ \t\r\n]+:')
+def _rewrite(value: Any) -> list[bytes]:
+    """orjson's compact rewrite of `value`, in pieces that join to it; an object is written member
+    by member (`{`, name, `:`, value, `,` ... `}`), so its members' sizes come for free."""
+    if type(value) is not dict or not value:
+        return [orjson.dumps(value)]
+    pieces = [b"{"]
+    for key, item in value.items():
+        pieces += (orjson.dumps(key), b":", orjson.dumps(item), b",")
+    pieces[-1] = b"}"
+    return pieces
 
 
-def _fast_result_is_exact(data: bytes, value: Any) -> bool:
-    """True when orjson's value is certainly what the exact parser would return.
-
-    `keys` counts the object members orjson kept. `bound` counts, from above, the members the
-    text holds: every member name ends with an unescaped quote, then optional whitespace, then a
-    colon, and a quote is unescaped exactly when an even run of backslashes precedes it. The
-    only other such quotes open a string that starts with a colon, which can only raise the
-    bound. So `bound == keys` proves no member was dropped.
+def _same_as_rewritten(data: bytes, pieces: list[bytes]) -> bool:
+    """True when `data` is exactly orjson's rewrite of the value parsed from it (compact logs
+    written by orjson, JavaScript or similar). Text equal to a serialization of a parsed value
+    can hold no duplicate key and no number that parsing changed, so the value is exact.
     """
-    try:
-        keys = _count_keys([value], -1)
-    except _NotExact:
-        return False
-    bound = _count_unescaped(data, b'":')
-    body = data.rstrip(b"\r\n")
-    if b" :" in body or b"\t" in body or b"\n" in body or b"\r" in body:
-        for match in _QUOTE_SPACE_COLON.finditer(body):
-            if _backslashes_before(body, match.start()) % 2 == 0:
-                bound += 1
-    return bound == keys
+    position = 0
+    for piece in pieces:
+        if not data.startswith(piece, position):
+            return False
+        position += len(piece)
+    return len(data) - position <= 2 and data[position:] in (b"", b"\n", b"\r\n")
 
 
-def _count_unescaped(data: bytes, tail: bytes) -> int:
-    """Occurrences of `tail` (which starts with a quote) whose quote is not escaped.
+def _fast_result_is_exact(data: bytes, pieces: list[bytes], value: Any) -> bool:
+    """True when orjson's value (`pieces` join to its compact rewrite) is certainly what the
+    exact parser would return for `data`.
 
-    `data.count(m backslashes + tail)` counts the places with at least m backslashes before the
-    quote; the alternating sum keeps exactly those with an even run.
+    Duplicate keys: outside strings a quote byte only opens or closes a string, and inside one a
+    quote character is spelled `\\"` or `\\u0022`. orjson writes every string of the value
+    with two quotes and every quote character in it as `\\"`. Without `\\u0022` in the text,
+    its quote bytes are therefore twice its strings plus the quote characters in them, and both
+    only shrink when parsing drops a member (whose name alone is one string). So equal quote
+    counts prove no member was dropped.
+
+    Numbers: orjson reads an integer beyond 64 bits as a float of at least 9.2e18, which it
+    writes with an exponent (`1e+19`); without a `+` in the rewrite there is none, else the
+    values are walked (cheaper than searching the text for `e+`, which base64 data often has).
     """
-    total, sign, run = 0, 1, 0
-    while True:
-        found = data.count(b"\\" * run + tail)
-        if not found:
-            return total
-        total += sign * found
-        sign, run = -sign, run + 1
-
-
-def _backslashes_before(data: bytes, position: int) -> int:
-    run = 0
-    while position - run - 1 >= 0 and data[position - run - 1] == 0x5C:
-        run += 1
-    return run
+    if data.count(b'"') != sum(piece.count(b'"') for piece in pieces) or b"\\u0022" in data:
+        return False
+    if any(b"+" in piece for piece in pieces):
+        try:
+            _check_numbers([value])
+        except _NotExact:
+            return False
+    return True
 
 
 class _NotExact(Exception):
     pass
 
 
-def _count_keys(value: Any, depth: int) -> int:
-    if depth >= MAX_DEPTH:
-        raise _NotExact
-    count = 0
-    if type(value) is dict:
-        count = len(value)
-        items: Any = value.values()
-    elif type(value) is list:
-        items = value
-    else:
-        return 0
+def _check_numbers(value: Any) -> None:
+    """Raise `_NotExact` for a float as large as an integer beyond 64 bits becomes."""
+    items: Any = value.values() if type(value) is dict else value
     for item in items:
         kind = type(item)
         if kind is dict or kind is list:
-            count += _count_keys(item, depth + 1)
+            _check_numbers(item)
         elif kind is float and (item >= _BIG_FLOAT or item <= -_BIG_FLOAT):
             raise _NotExact
-    return count
 
 
 def _reject_constant(name: str) -> Any:
