@@ -251,6 +251,32 @@ def _canonical_fallback(value: Any) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+_PLAIN_ONLY = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError("not a plain JSON value")
+
+
+def quick_plain_copy(value: Any) -> Any | None:
+    """`plain_copy` in one orjson round trip, or None when it cannot tell (then `plain_copy`
+    decides, with its exact reason).
+
+    orjson writes only plain values here: subclasses, dataclasses and datetimes go to
+    `_not_plain`, as do other unknown types; integers beyond 64 bits, lone surrogates and
+    nesting past 254 levels raise. What it writes differently from `json.dumps` (NaN and
+    infinities as null, tuples as arrays, UUIDs and enums as their values) makes the copy
+    unequal to the original, so an equal copy is exactly the one `plain_copy` would return.
+    """
+    try:
+        copied = orjson.loads(orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY))
+    except TypeError:
+        return None
+    return copied if copied == value else None
+
+
 def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
     """Deep-copy a Python value through JSON semantics (tuples become lists).
 

@@ -3,7 +3,8 @@
 Readers never raise for a bad record: a line that is too long, a stream that cannot be
 decompressed or a row group that cannot be decoded becomes a `Raw` with a `problem`, so the
 record is reported, never lost. Memory stays bounded: a line longer than `--max-record-bytes`
-is hashed and skipped in pieces, and Parquet is read in small batches of one row group at a time.
+is hashed and skipped in pieces, and Parquet is streamed in batches of at most a few
+megabytes (one row, when a row is bigger), never a whole row group at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from frayproof_audit.corpus.shards import Shard, open_local
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256
+_PARQUET_BATCH_BYTES = 8 * 1024 * 1024
+"""Uncompressed bytes a Parquet batch holds at most (unless one row alone is bigger)."""
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r\n"
 """JSON whitespace: a line of only these is blank. `\\x0b` or `\\x0c` is not, and is an input error."""
@@ -166,7 +169,9 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
         return
     with handle:
         try:
-            parquet = pq.ParquetFile(handle)
+            # Streamed page by page (no pre-buffering of whole column chunks), so a batch of a
+            # few rows never holds its row group in memory.
+            parquet = pq.ParquetFile(handle, pre_buffer=False, buffer_size=_BUFFER)
         except (OSError, pa.ArrowException) as exc:
             yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the Parquet file: {_one_line(exc)}")
             return
@@ -178,10 +183,12 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
             range(parquet.metadata.num_row_groups)  # unreadable when planned, readable now
         )
         for group in groups:
-            end = row + parquet.metadata.row_group(group).num_rows
+            metadata = parquet.metadata.row_group(group)
+            end = row + metadata.num_rows
             try:
                 for batch in parquet.iter_batches(
-                    batch_size=_PARQUET_BATCH, row_groups=[group], columns=wanted
+                    batch_size=batch_rows(metadata.total_byte_size, metadata.num_rows),
+                    row_groups=[group], columns=wanted,
                 ):
                     for values, problem in _batch_rows(batch):
                         encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
@@ -196,6 +203,15 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
                 for lost in range(row, end):
                     yield Raw(lost, None, 0, _EMPTY_SHA, problem)
             row = end
+
+
+def batch_rows(group_bytes: int, group_rows: int) -> int:
+    """Rows per Parquet batch: `_PARQUET_BATCH`, fewer when the row group's rows are big, so a
+    batch holds about `_PARQUET_BATCH_BYTES` of uncompressed data (always at least one row)."""
+    if group_rows <= 0 or group_bytes <= 0:
+        return _PARQUET_BATCH
+    per_row = group_bytes / group_rows
+    return max(1, min(_PARQUET_BATCH, int(_PARQUET_BATCH_BYTES // per_row)))
 
 
 def _one_line(exc: BaseException) -> str:
