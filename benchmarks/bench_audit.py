@@ -12,8 +12,8 @@ each line names the number of jobs the run really used (`runs.n_jobs`). It print
 * goal 2: `--jobs N` against `--jobs 1`, check-only and with mutation, beside the machine's own
   two-process ceiling for pure-Python work, measured in the same run;
 * goal 4: peak RSS when the corpus grows 4x (target <= 1.5x), and, on a corpus of a few records of
-  `--big-mb` MB each (JSONL and the same as Parquet), peak RSS above the 1-record run's, per
-  megabyte of the largest record (target <= 4).
+  `--big-mb` MB each (JSONL, and the same as Parquet with a page per row and with pyarrow's
+  default pages), peak RSS above the 1-record run's, per byte of the largest record (target <= 4).
 
 Corpora are cached in `benchmarks/data/` (keyed on the generator revision).
 """
@@ -106,17 +106,22 @@ def big_corpus_file(data_dir: Path, record_mb: int, records: int, seed: int) -> 
     return path
 
 
-def parquet_copy(path: Path) -> Path:
-    """The JSONL corpus as Parquet in one row group, `before`/`after` as JSON text columns."""
+def parquet_copy(path: Path, page_rows: int | None) -> Path:
+    """The JSONL corpus as Parquet in one row group, `before`/`after` as JSON text columns.
+
+    `page_rows=None` keeps pyarrow's default layout, where a data page holds up to 1,024 rows
+    (so all of these); `page_rows=1` gives each row its own pages."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    target = path.with_suffix(".parquet")
+    suffix = "" if page_rows is None else f"-pages{page_rows}"
+    target = path.with_name(f"{path.stem}{suffix}.parquet")
     if not target.exists():
         rows = [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
         for row in rows:
             row["before"], row["after"] = (orjson.dumps(row[key]).decode() for key in ("before", "after"))
-        pq.write_table(pa.Table.from_pylist(rows), target, row_group_size=len(rows))
+        options = {} if page_rows is None else {"write_batch_size": page_rows}
+        pq.write_table(pa.Table.from_pylist(rows), target, row_group_size=len(rows), **options)
     return target
 
 
@@ -362,7 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             record_mb = args.big_mb or (QUICK_BIG_MB if quick else BIG_MB)
             giant = big_corpus_file(args.data_dir, record_mb, BIG_RECORDS, args.seed)
             biggest = largest_record(giant)
-            for label, giant_path in (("JSONL", giant), ("Parquet", parquet_copy(giant))):
+            for label, giant_path in (("JSONL", giant),
+                                      ("Parquet, a page per row", parquet_copy(giant, 1)),
+                                      ("Parquet, pyarrow's default pages", parquet_copy(giant, None))):
                 measured = audit_run(f"{BIG_RECORDS} records of {biggest / 1e6:.0f} MB ({label}), --jobs 1",
                                      giant_path, contract, 1, False, scratch, repeat)
                 print(measured.line(), flush=True)

@@ -65,7 +65,7 @@ def big_lines(record_bytes: int, records: int, seed: int = 0) -> Iterator[bytes]
     for number in range(records):
         before: list[Any] = []
         size = 0
-        while size < record_bytes * 0.85:  # `after` keeps a little more
+        while size < record_bytes:
             session = realistic.generate_session(rng, 400)
             before.extend(session if not before else session[1:])
             size += len(orjson.dumps(session))

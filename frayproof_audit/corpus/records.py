@@ -64,7 +64,8 @@ def kind_name(value: Any) -> str:
 
 
 def parse_json_record(data: bytes) -> dict[str, Any]:
-    """One JSONL line → its object, strictly (duplicate keys, NaN, deep nesting refused)."""
+    """One JSONL line (its line ending may be included) → its object, strictly (duplicate
+    keys, NaN, deep nesting refused)."""
     return parse_json_record_sized(data)[0]
 
 
@@ -73,8 +74,13 @@ def parse_json_record_sized(data: bytes) -> tuple[dict[str, Any], dict[str, int]
     already wrote it (see `snapshot_sizes`); None otherwise."""
     try:
         value, sizes = loads_strict_sized(data)
-    except JSONProblem as exc:
-        reason = str(exc)
+    except JSONProblem:
+        try:  # the reason again without the line ending, so a position names the line, not the next
+            loads_strict_sized(data.rstrip(b"\r\n"))
+        except JSONProblem as exc:
+            reason = str(exc)
+        else:  # pragma: no cover - a line ending is JSON whitespace: the same verdict either way
+            raise AssertionError("a record parsed only without its line ending") from None
         if not reason.startswith("invalid JSON"):
             reason = f"invalid JSON: {reason}"
         raise RecordProblem(reason) from None

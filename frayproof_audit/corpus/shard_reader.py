@@ -29,11 +29,14 @@ _PARQUET_BATCH_BYTES = 8 * 1024 * 1024
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r\n"
 """JSON whitespace: a line of only these is blank. `\\x0b` or `\\x0c` is not, and is an input error."""
+_BLANK_FIRST = frozenset({b" ", b"\t", b"\r", b"\n"})
+"""A line can only be blank when it starts with one of these (the test before stripping it)."""
 
 
 class Raw(NamedTuple):
-    """One record as read. `value` is the line's bytes (JSONL) or the row's dict (Parquet);
-    None when the record could not be read whole, and then `problem` says why."""
+    """One record as read. `value` is the line's bytes, its line ending included (JSONL), or
+    the row's dict (Parquet); None when the record could not be read whole, and then `problem`
+    says why. `size` and `sha256` are of the record without its line ending."""
 
     row: int
     value: Any
@@ -96,16 +99,17 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
                 hashed.end()
                 yield Raw(line_no, None, hashed.size, hashed.hexdigest(), _too_big(hashed.size, limit))
                 continue
-            data = line[: len(line) - _terminator(line)]
-            if line_no == 1 and data.startswith(_BOM):
-                data = data[3:]
-            if not data.strip(_BLANK):
+            if line_no == 1 and line.startswith(_BOM):
+                line = line[3:]
+            if line[:1] in _BLANK_FIRST and not line.strip(_BLANK):
                 continue
-            sha = hashlib.sha256(data).hexdigest()
-            if len(data) > limit:
-                yield Raw(line_no, None, len(data), sha, _too_big(len(data), limit))
+            size = len(line) - _terminator(line)
+            # Hashed through a view and handed on with its line ending: no copy of the line.
+            sha = hashlib.sha256(memoryview(line)[:size]).hexdigest()
+            if size > limit:
+                yield Raw(line_no, None, size, sha, _too_big(size, limit))
             else:
-                yield Raw(line_no, data, len(data), sha)
+                yield Raw(line_no, line, size, sha)
 
 
 class _Oversized:
@@ -191,12 +195,11 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
                     row_groups=[group], columns=wanted,
                 ):
                     for values, problem in _batch_rows(batch):
-                        encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
-                        sha = hashlib.sha256(encoded).hexdigest()
+                        size, sha = _digest(values)
                         if problem is None:
-                            yield Raw(row, values, len(encoded), sha)
+                            yield Raw(row, values, size, sha)
                         else:
-                            yield Raw(row, None, len(encoded), sha, problem)
+                            yield Raw(row, None, size, sha, problem)
                         row += 1
             except (OSError, pa.ArrowException) as exc:
                 problem = f"cannot read row group {group}: {_one_line(exc)}"
@@ -212,6 +215,13 @@ def batch_rows(group_bytes: int, group_rows: int) -> int:
         return _PARQUET_BATCH
     per_row = group_bytes / group_rows
     return max(1, min(_PARQUET_BATCH, int(_PARQUET_BATCH_BYTES // per_row)))
+
+
+def _digest(values: dict[str, Any]) -> tuple[int, str]:
+    """Size and SHA-256 of a row as sorted-key JSON (written, hashed and let go at once: a
+    giant row's text is not kept while the row is audited)."""
+    encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
+    return len(encoded), hashlib.sha256(encoded).hexdigest()
 
 
 def _one_line(exc: BaseException) -> str:
