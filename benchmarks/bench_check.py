@@ -11,7 +11,9 @@ that loop over a realistic generated corpus and prints, from one run on the same
   its file loader parses), then `frayproof.check(before, after, contract)` on the lists — and
   our ratio to it (floor 3x). Both verdict sequences are compared line by line.
 
-Passes are interleaved and repeated; the best pass counts (least disturbed by other load).
+Passes are interleaved and repeated after a warm-up pass; the best pass counts (least disturbed
+by other load). Times are CPU times of the measuring process, on both sides (wall time on a
+shared machine also counts the waits for a core).
 `--stages` adds a per-stage breakdown of our path and `--profile` a cProfile listing.
 """
 
@@ -107,14 +109,15 @@ def strict_pass(lines: Sequence[bytes]) -> None:
 
 
 def best_seconds(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best wall time of each pass; passes are interleaved so background load hits all alike."""
+    """Best CPU time of each pass (this process's: on a shared machine, wall time also counts
+    the waits for a core); passes are interleaved so background load hits all alike."""
     best = dict.fromkeys(passes, float("inf"))
     for _ in range(repeat):
         for name, run in passes.items():
             gc.collect()
-            start = time.perf_counter()
+            start = time.process_time()
             run()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], time.process_time() - start)
     return best
 
 
@@ -141,9 +144,9 @@ def check_line(line):
 
 def timed(run):
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     result = run()
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
 
 records = []
 for line in lines:

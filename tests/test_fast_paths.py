@@ -175,3 +175,31 @@ def test_parquet_batches_shrink_for_big_rows() -> None:
     assert batch_rows(10 * 2**20 * 100, 100) == 1  # 10 MiB rows: one at a time
     assert batch_rows(2**20 * 100, 100) == 8
     assert batch_rows(0, 0) == 256
+
+
+def test_audit_sizes_and_hashes_match_the_lines(tmp_path: Any) -> None:
+    """Through a real audit: `bytes_before`/`bytes_after` are the compact sizes whichever writer
+    wrote the line (CRLF and a BOM included), and `record_sha256` hashes the line without its
+    ending; a truncated line's reason names its own line, not the next."""
+    import hashlib
+    import random
+
+    from frayproof_audit.corpus import audit, read_table
+    from sessiongen import realistic
+
+    records = [realistic.generate_pair(random.Random(seed), n_messages=12) for seed in range(3)]
+    lines = [orjson.dumps(records[0]), json.dumps(records[1]).encode(),
+             json.dumps(records[2], ensure_ascii=False, separators=(" , ", " : ")).encode(),
+             b'{"before": [']
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\r\n".join(lines) + b"\r\n")
+    out = tmp_path / "out"
+    audit(str(path), None, str(out), jobs=1, mutate=False, fail_on=())
+    rows = {row["source_row"]: row for row in read_table(out, "pairs").collect().to_dicts()}
+    for number, record in enumerate(records, start=1):
+        row = rows[number]
+        assert row["status"] != "input_error", row["input_error"]
+        assert row["bytes_before"] == len(orjson.dumps(record["before"]))
+        assert row["bytes_after"] == len(orjson.dumps(record["after"]))
+        assert row["record_sha256"] == hashlib.sha256(lines[number - 1]).hexdigest()
+    assert "(line 1, column 13)" in rows[4]["input_error"]

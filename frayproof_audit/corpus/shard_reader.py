@@ -194,7 +194,15 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
                     batch_size=batch_rows(metadata.total_byte_size, metadata.num_rows),
                     row_groups=[group], columns=wanted,
                 ):
-                    for values, problem in _batch_rows(batch):
+                    # Rows are taken out of Arrow first and handed on one at a time, so neither
+                    # the batch nor a row already audited is kept while the next is audited.
+                    rows = list(_batch_rows(batch))
+                    del batch
+                    if len(rows) < _PARQUET_BATCH:  # big rows: give Arrow's buffers back now
+                        pa.default_memory_pool().release_unused()
+                    rows.reverse()
+                    while rows:
+                        values, problem = rows.pop()
                         size, sha = _digest(values)
                         if problem is None:
                             yield Raw(row, values, size, sha)
