@@ -277,6 +277,32 @@ def quick_plain_copy(value: Any) -> Any | None:
     return copied if copied == value else None
 
 
+def is_plain_json(value: Any) -> bool:
+    """Whether `value` is plain JSON that `plain_copy` would copy unchanged: only dict (string
+    keys), list, str, int, float (finite), bool and None; no lone surrogate, no integer beyond
+    64 bits, no nesting past 254 levels (those and anything else: False, and `plain_copy`
+    decides). orjson checks keys, strings, integers and depth in C; one walk checks the types
+    orjson would also write (tuples, enums, UUIDs) and the floats it would write as null."""
+    try:
+        orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY)
+    except TypeError:
+        return False
+    return type(value) in (dict, list) and _plain_values(value)
+
+
+def _plain_values(value: Any) -> bool:
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict or kind is list:
+            if not _plain_values(item):
+                return False
+        elif kind is not float or item - item != 0.0:  # NaN and infinities: x - x is NaN
+            return False
+    return True
+
+
 def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
     """Deep-copy a Python value through JSON semantics (tuples become lists).
 

@@ -203,3 +203,37 @@ def test_audit_sizes_and_hashes_match_the_lines(tmp_path: Any) -> None:
         assert row["bytes_after"] == len(orjson.dumps(record["after"]))
         assert row["record_sha256"] == hashlib.sha256(lines[number - 1]).hexdigest()
     assert "(line 1, column 13)" in rows[4]["input_error"]
+
+
+def loaded_outcome(load: Any, messages: Any, fmt: str) -> Any:
+    from frayproof_audit.loaded import Loaded
+
+    try:
+        loaded: Loaded = load(messages, fmt)
+    except InputError as exc:
+        return ("error", str(exc))
+    return ("ok", typed(loaded.wire), loaded.views, loaded.origins, loaded.notes, loaded.guessed)
+
+
+wire_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.5, float("nan")]),
+              st.sampled_from(["user", "assistant", "tool", "system", "text", "c1", "", "\ud800"])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["role", "content", "type", "text", "id", "tool_call_id",
+                                         "tool_calls", "function", "name", "arguments", "x"]),
+                        inner, max_size=4),
+    ),
+    max_leaves=14,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(wire_values, max_size=4), st.sampled_from(["openai", "anthropic", "auto",
+                                                           "openai-responses", "otel-genai"]))
+def test_load_plain_equals_the_detaching_load(messages: list[Any], fmt: str) -> None:
+    """`check` and `validate` read a plain list in place: the same `Loaded`, or the same error,
+    as the detached copy, in every format."""
+    from frayproof_audit.snapshot import load_list, load_plain
+
+    assert loaded_outcome(load_plain, messages, fmt) == loaded_outcome(load_list, messages, fmt)
