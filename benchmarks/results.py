@@ -40,10 +40,15 @@ class Target:
     def line(self) -> str:
         sign = ">=" if self.at_least else "<="
         verdict = "met" if self.met else "NOT met"
-        limit = f"; machine limit {self.limit:.2f}{self.unit}" if self.limit is not None else ""
+        limit = f"; machine limit {amount(self.limit, self.unit)}" if self.limit is not None else ""
         note = f" ({self.note})" if self.note else ""
-        return (f"  target {self.goal}: {self.measured:.2f}{self.unit}"
-                f" (target {sign} {self.target:g}{self.unit}: {verdict}{limit}){note}")
+        return (f"  target {self.goal}: {amount(self.measured, self.unit)}"
+                f" (target {sign} {amount(self.target, self.unit)}: {verdict}{limit}){note}")
+
+
+def amount(value: float, unit: str) -> str:
+    """`1.23x` for ratios, `1.23 s` / `142.00 MB` for quantities."""
+    return f"{value:.2f}x" if unit == "x" else f"{value:.2f} {unit}"
 
 
 def machine() -> dict[str, Any]:
