@@ -124,9 +124,18 @@ def reference_identity(message: dict[str, Any]) -> bytes:
 
 field_values = st.one_of(st.none(), st.text(max_size=4), st.integers(0, 2), st.just(1.0),
                          st.booleans(), st.lists(st.dictionaries(st.just("type"), st.just("text"))))
-messages = st.dictionaries(
-    st.sampled_from(["role", "content", "tool_call_id", "refusal", "name", "audio", "extra"]),
-    field_values, max_size=5,
+functions = st.dictionaries(st.sampled_from(["name", "arguments", "strict"]), field_values, max_size=3)
+calls = st.builds(
+    lambda fields, function: {**fields, **({} if function is None else {"function": function})},
+    st.dictionaries(st.sampled_from(["id", "type", "index"]), field_values, max_size=3),
+    st.one_of(st.none(), functions),
+)
+messages = st.builds(
+    lambda fields, tool_calls: {**fields, **({} if tool_calls == "absent" else {"tool_calls": tool_calls})},
+    st.dictionaries(
+        st.sampled_from(["role", "content", "tool_call_id", "refusal", "name", "audio", "extra"]),
+        field_values, max_size=5),
+    st.one_of(st.just("absent"), st.none(), st.lists(calls, max_size=2)),
 )
 
 

@@ -90,9 +90,10 @@ def argument_step(name: str) -> str:
     return f"[{json.dumps(name, ensure_ascii=False)}]"
 
 
-_ALREADY_NORMAL = frozenset({"role", "content", "tool_call_id", "refusal"})
+_ALREADY_NORMAL = frozenset({"role", "content", "tool_calls", "tool_call_id", "refusal"})
 """A message with a string role, a content key and no other keys than these (neither id nor
-refusal null) is its own normalized form: most messages without calls."""
+refusal null; calls absent, or each with its id, type, name and arguments keys) is its own
+normalized form: most messages."""
 
 
 def message_identity(message: dict[str, Any]) -> bytes:
@@ -104,7 +105,9 @@ def message_identity(message: dict[str, Any]) -> bytes:
         and message.get("tool_call_id", "") is not None
         and message.get("refusal", "") is not None
     ):
-        return canonical(message)
+        calls = message.get("tool_calls", _EMPTY)
+        if calls is _EMPTY or (type(calls) is list and calls and all(map(_normal_call, calls))):
+            return canonical(message)
     form = {
         key: value
         for key, value in message.items()
@@ -120,6 +123,14 @@ def message_identity(message: dict[str, Any]) -> bytes:
         if value is not None:
             form[key] = value
     return canonical(form)
+
+
+def _normal_call(call: Any) -> bool:
+    """Whether `_call_form(call)` equals `call` (every key it fills in is already there)."""
+    if type(call) is not dict or "id" not in call or "type" not in call:
+        return False
+    function = call.get("function")
+    return type(function) is dict and "name" in function and "arguments" in function
 
 
 def _call_form(call: dict[str, Any]) -> dict[str, Any]:
