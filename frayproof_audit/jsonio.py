@@ -16,7 +16,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -57,44 +57,84 @@ def loads_strict_sized(data: bytes) -> tuple[Any, dict[str, int] | None]:
     except orjson.JSONDecodeError:
         return _loads_exact(data), None
     try:
-        pieces = _rewrite(value)
+        sizes = _proved_sizes(data, value)
     except TypeError:  # nested deeper than orjson writes (255 levels): rare, let the exact path judge
         return _loads_exact(data), None
-    if _same_as_rewritten(data, pieces) or _fast_result_is_exact(data, pieces, value):
-        if type(value) is not dict:
-            return value, None
-        return value, {key: len(pieces[4 * n + 3]) for n, key in enumerate(value)}
-    return _loads_exact(data), None
+    if sizes is None:
+        return _loads_exact(data), None
+    return value, (dict(zip(value, sizes, strict=True)) if type(value) is dict else None)
 
 
-def _rewrite(value: Any) -> list[bytes]:
-    """orjson's compact rewrite of `value`, in pieces that join to it; an object is written member
-    by member (`{`, name, `:`, value, `,` ... `}`), so its members' sizes come for free."""
+SPLIT_BYTES = 1024 * 1024
+"""Texts at least this long are rewritten element by element of their top-level members' arrays,
+so no more than one message's rewrite is held at a time (memory stays near the record's size)."""
+
+
+def _rewrite(value: Any, split: bool = False) -> Iterator[tuple[int, bytes]]:
+    """orjson's compact rewrite of `value` in pieces that join to it, each with the number of
+    the top-level member whose value it belongs to (-1: names and punctuation). An object is
+    written member by member, so its members' sizes come for free; with `split`, an array
+    member element by element."""
     if type(value) is not dict or not value:
-        return [orjson.dumps(value)]
-    pieces = [b"{"]
-    for key, item in value.items():
-        pieces += (orjson.dumps(key), b":", orjson.dumps(item), b",")
-    pieces[-1] = b"}"
-    return pieces
+        yield -1, orjson.dumps(value)
+        return
+    yield -1, b"{"
+    for number, (key, item) in enumerate(value.items()):
+        if number:
+            yield -1, b","
+        yield -1, orjson.dumps(key)
+        yield -1, b":"
+        if split and type(item) is list and item:
+            yield number, b"["
+            for index, element in enumerate(item):
+                if index:
+                    yield number, b","
+                yield number, orjson.dumps(element)
+            yield number, b"]"
+        else:
+            yield number, orjson.dumps(item)
+    yield -1, b"}"
 
 
-def _same_as_rewritten(data: bytes, pieces: list[bytes]) -> bool:
-    """True when `data` is exactly orjson's rewrite of the value parsed from it (compact logs
-    written by orjson, JavaScript or similar). Text equal to a serialization of a parsed value
-    can hold no duplicate key and no number that parsing changed, so the value is exact.
+def _proved_sizes(data: bytes, value: Any) -> list[int] | None:
+    """The sizes of the top-level members' values as compact JSON when orjson's `value` is
+    certainly what the exact parser would return for `data`, else None.
+
+    The rewrite is compared with the text piece by piece as it is written (`_same_as_rewritten`)
+    and each piece let go; from the first difference on, its quote bytes and `+` signs are
+    counted instead, for `_fast_result_is_exact` (the equal prefix's are the text's own).
     """
-    position = 0
-    for piece in pieces:
-        if not data.startswith(piece, position):
-            return False
-        position += len(piece)
-    return len(data) - position <= 2 and data[position:] in (b"", b"\n", b"\r\n")
+    sizes = [0] * len(value) if type(value) is dict else []
+    position, equal, quotes, plus = 0, True, 0, False
+    for member, piece in _rewrite(value, len(data) >= SPLIT_BYTES):
+        if member >= 0:
+            sizes[member] += len(piece)
+        if equal:
+            if data.startswith(piece, position):
+                position += len(piece)
+                continue
+            equal = False
+        quotes += piece.count(b'"')
+        plus = plus or b"+" in piece
+    if equal and _same_as_rewritten(data, position):
+        return sizes
+    quotes += data.count(b'"', 0, position)
+    plus = plus or data.find(b"+", 0, position) >= 0
+    return sizes if _fast_result_is_exact(data, quotes, plus, value) else None
 
 
-def _fast_result_is_exact(data: bytes, pieces: list[bytes], value: Any) -> bool:
-    """True when orjson's value (`pieces` join to its compact rewrite) is certainly what the
-    exact parser would return for `data`.
+def _same_as_rewritten(data: bytes, written: int) -> bool:
+    """True when `data` is exactly orjson's rewrite of the value parsed from it, whose first
+    `written` bytes it is (compact logs written by orjson, JavaScript or similar). Text equal to
+    a serialization of a parsed value can hold no duplicate key and no number that parsing
+    changed, so the value is exact.
+    """
+    return len(data) - written <= 2 and data[written:] in (b"", b"\n", b"\r\n")
+
+
+def _fast_result_is_exact(data: bytes, quotes: int, plus: bool, value: Any) -> bool:
+    """True when orjson's value is certainly what the exact parser would return for `data`;
+    its compact rewrite holds `quotes` quote bytes and a `+` when `plus`.
 
     Duplicate keys: outside strings a quote byte only opens or closes a string, and inside one a
     quote character is spelled `\\"` or `\\u0022`. orjson writes every string of the value
@@ -107,9 +147,9 @@ def _fast_result_is_exact(data: bytes, pieces: list[bytes], value: Any) -> bool:
     writes with an exponent (`1e+19`); without a `+` in the rewrite there is none, else the
     values are walked (cheaper than searching the text for `e+`, which base64 data often has).
     """
-    if data.count(b'"') != sum(piece.count(b'"') for piece in pieces) or b"\\u0022" in data:
+    if data.count(b'"') != quotes or b"\\u0022" in data:
         return False
-    if any(b"+" in piece for piece in pieces):
+    if plus:
         try:
             _check_numbers([value])
         except _NotExact:

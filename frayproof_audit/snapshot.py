@@ -70,7 +70,10 @@ def load_plain(messages: Any, fmt: FormatLike = None) -> Loaded:
     same validation and the same `Loaded`, but holding the caller's own objects, so only for
     callers that keep nothing of it and change nothing in it (`check`, `validate`)."""
     if type(messages) is list and is_plain_json(messages):
-        return load_wire(messages, fmt)
+        try:
+            return load_wire(messages, fmt)
+        except InputError:
+            pass  # a bad snapshot: the detaching load words the error (formats check in their order)
     return load_list(messages, fmt)
 
 

@@ -246,3 +246,29 @@ def test_load_plain_equals_the_detaching_load(messages: list[Any], fmt: str) -> 
     from frayproof_audit.snapshot import load_list, load_plain
 
     assert loaded_outcome(load_plain, messages, fmt) == loaded_outcome(load_list, messages, fmt)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["before", "after", "x"]),
+                       st.lists(record_values, max_size=3) | record_values, min_size=1),
+       st.sampled_from(["orjson", "json", "dup"]))
+def test_split_rewrite_proves_and_sizes_like_the_whole_one(record: dict[str, Any], writer: str) -> None:
+    """Long texts are rewritten element by element (`SPLIT_BYTES`): the same verdicts, values
+    and sizes as the exact parser and a whole rewrite; forced here on short texts."""
+    from frayproof_audit import jsonio
+
+    data = {"orjson": orjson.dumps(record), "json": json.dumps(record).encode(),
+            "dup": b'{"x":1,' + orjson.dumps(record)[1:]}[writer]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonio, "SPLIT_BYTES", 0)
+        try:
+            value, sizes = jsonio.loads_strict_sized(data)
+        except JSONProblem:
+            value, sizes = "problem", None
+    try:
+        expected: Any = jsonio._loads_exact(data)
+    except JSONProblem:
+        expected = "problem"
+    assert typed(value) == typed(expected)
+    if sizes is not None:
+        assert sizes == {key: json_size(item) for key, item in expected.items()}
