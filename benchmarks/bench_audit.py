@@ -294,8 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--no-mutation", action="store_true", help="skip the check+mutate runs")
     parser.add_argument("--no-large", action="store_true", help="skip the memory runs")
-    parser.add_argument("--results", type=Path, help="write the JSON results here (default: "
-                        "benchmarks/results for a full run, nowhere for --quick)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     quick = args.quick
     repeat = args.repeat or (1 if quick else 2)

@@ -295,9 +295,6 @@ def parsed_pairs(lines: Sequence[bytes]) -> list[tuple[Any, Any]]:
     return pairs
 
 
-EXACTNESS_PROOFS = ("_same_as_rewritten", "_fast_result_is_exact")
-"""jsonio's cheap proofs that orjson's value is exact, in the order `loads_strict` tries them."""
-
 STAGE_CHUNK = 8
 """Records alive at once while staging: a worker's heap stays small, and a large live heap
 would make every garbage collection (and so every allocating stage) look slower."""
@@ -309,7 +306,7 @@ def stage_seconds(lines: Sequence[bytes], contract: Contract, repeat: int) -> li
     Lines are processed a few at a time; each stage is timed on the chunk `repeat` times and the
     best counts, so short bursts of other load on the machine hardly matter. CPU time
     (`time.process_time`), not wall time, for the same reason. Uses engine internals
-    (`EXACTNESS_PROOFS`, `jsonio._count_keys`, `_loads_exact`, `checks.CHECKS`) where they
+    (`jsonio._proved_sizes`, `_rewrite`, `_loads_exact`, `checks.CHECKS`) where they
     exist, so rows disappear rather than break when those change. Identities are
     computed lazily by whichever stage first needs them, as in a real run.
     """
@@ -340,25 +337,19 @@ def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, f
     values = timed("orjson.loads", _orjson_or_none, single)
     timed("jsonio.loads_strict", _strict_or_none, single)
     pending = [(line, value) for line, value in zip(chunk, values, strict=True) if value is not None]
+    proof = getattr(jsonio, "_proved_sizes", None)
     rewrite = getattr(jsonio, "_rewrite", None)
-    if rewrite is not None:
-        timed("  jsonio._rewrite (the orjson rewrite both proofs read)", rewrite,
+    if proof is not None and rewrite is not None and pending:
+        timed("  of which writing the value back (orjson.dumps)", lambda v: list(rewrite(v)),
               [(v,) for _, v in pending])
-    for proof_name in EXACTNESS_PROOFS:
-        proof = getattr(jsonio, proof_name, None)
-        if proof is None or rewrite is None or not pending:
-            continue
-        written = [(line, rewrite(value)) for line, value in pending]
-        arguments = [(line, text) if proof_name == "_same_as_rewritten" else (line, text, value)
-                     for (line, text), (_, value) in zip(written, pending, strict=True)]
-        verdicts = timed(f"  proof {proof_name}", proof, arguments)
-        proved = [(value, 0) for (_, value), ok in zip(pending, verdicts, strict=True) if ok]
-        pending = [item for item, ok in zip(pending, verdicts, strict=True) if not ok]
-        _count(totals, f"  (lines proved by {proof_name})", len(proved))
+        verdicts = timed("  the exactness proof (rewrite, compare or count)", proof, pending)
+        proved = [value for (_, value), ok in zip(pending, verdicts, strict=True) if ok is not None]
+        pending = [item for item, ok in zip(pending, verdicts, strict=True) if ok is None]
+        _count(totals, "  (lines proved)", len(proved))
         check_numbers = getattr(jsonio, "_check_numbers", None)
-        if proof_name == "_fast_result_is_exact" and check_numbers is not None:
+        if check_numbers is not None:
             timed("    the number walk, were every proved line walked", check_numbers,
-                  [([value],) for value, _ in proved])
+                  [([value],) for value in proved])
     exact = getattr(jsonio, "_loads_exact", None)
     if exact is not None:
         timed("  stdlib exact parse of the unproved lines", _exact_or_none,
@@ -446,8 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-peer", action="store_true", help="skip the frayproof column")
     parser.add_argument("--stages", action="store_true", help="add a per-stage breakdown")
     parser.add_argument("--profile", action="store_true", help="add a cProfile listing")
-    parser.add_argument("--results", type=Path, help="write the JSON results here (default: "
-                        "benchmarks/results for a full run, nowhere for --quick)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     pairs = args.pairs or (QUICK_PAIRS if args.quick else DEFAULT_PAIRS)
     repeat = args.repeat or (1 if args.quick else 3)

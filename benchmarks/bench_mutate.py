@@ -171,8 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="time one generated record of each size (messages) instead")
     parser.add_argument("--budget", type=int, default=None, metavar="N",
                         help="with --huge: max_mutants per pair (default: no budget)")
-    parser.add_argument("--results", type=Path, help="write the JSON results here (default: "
-                        "benchmarks/results for a full run, nowhere for --quick)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     options = parser.parse_args(argv)
     folder = results.results_dir(options.results, options.quick)
     if options.huge is not None:

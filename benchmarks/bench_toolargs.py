@@ -214,8 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--corpus", type=Path, default=None, help="use this JSONL file instead")
     parser.add_argument("--profile", action="store_true", help="cProfile one run with the checks on")
-    parser.add_argument("--results", type=Path, help="write the JSON results here (default: "
-                        "benchmarks/results for a full run, nowhere for --quick)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     megabytes = args.megabytes or (QUICK_MB if args.quick else DEFAULT_MB)
     repeat = args.repeat or (1 if args.quick else 7)

@@ -1,9 +1,9 @@
 """The benchmarks' JSON results: one file per benchmark, read by `benchmarks.table`.
 
-A full run of a benchmark writes `benchmarks/results/<name>.json` (a `--quick` run writes
-nothing unless given `--results DIR`): when and where it ran, and one `Target` per goal it
-measures, met or not, with the limit the machine itself sets where there is one. The README's
-speed table is generated from these files, never typed by hand.
+A full run writes `<DIR>/<name>.json` when given `--results DIR` (`python -m benchmarks`
+passes `benchmarks/results`; a `--quick` run writes nothing): when and where it ran, and one
+`Target` per goal it measures, met or not, with the limit the machine itself sets where there
+is one. The README's speed table is generated from these files, never typed by hand.
 """
 
 from __future__ import annotations
@@ -61,10 +61,10 @@ def machine() -> dict[str, Any]:
 
 
 def results_dir(option: Path | None, quick: bool) -> Path | None:
-    """Where a run writes its results: `--results DIR`, else the default for a full run."""
-    if option is not None:
-        return option
-    return None if quick else RESULTS_DIR
+    """Where a run writes its results: `--results DIR` only (`python -m benchmarks` passes
+    `benchmarks/results` for a full run), so a benchmark called from elsewhere, a test say,
+    never rewrites the committed results. A `--quick` run writes nothing."""
+    return None if quick else option
 
 
 def save(folder: Path | None, name: str, jobs: int | list[int], targets: list[Target],
