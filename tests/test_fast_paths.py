@@ -79,7 +79,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(values)
 def test_quick_plain_copy_is_plain_copy_or_undecided(value: Any) -> None:
     quick = quick_plain_copy(value)
@@ -139,7 +139,7 @@ messages = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(messages)
 def test_message_identity_shortcut_equals_the_normalized_form(message: dict[str, Any]) -> None:
     assert message_identity(message) == reference_identity(message)
@@ -154,7 +154,7 @@ record_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.sampled_from(["before", "after", "pair_id", "x"]), record_values, min_size=1),
        st.sampled_from(["orjson", "json", "json-ascii"]))
 def test_member_sizes_are_compact_sizes(record: dict[str, Any], writer: str) -> None:
@@ -237,7 +237,7 @@ wire_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(wire_values, max_size=4), st.sampled_from(["openai", "anthropic", "auto",
                                                            "openai-responses", "otel-genai"]))
 def test_load_plain_equals_the_detaching_load(messages: list[Any], fmt: str) -> None:
@@ -248,7 +248,7 @@ def test_load_plain_equals_the_detaching_load(messages: list[Any], fmt: str) -> 
     assert loaded_outcome(load_plain, messages, fmt) == loaded_outcome(load_list, messages, fmt)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.sampled_from(["before", "after", "x"]),
                        st.lists(record_values, max_size=3) | record_values, min_size=1),
        st.sampled_from(["orjson", "json", "dup"]))
