@@ -29,6 +29,7 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks.table
 
 # Rewrite the generated --help regions of docs/cli.md after changing a command or option
 # (tests/test_cli_docs.py fails until this has been run).

@@ -14,6 +14,8 @@ import time
 import traceback
 from collections.abc import Sequence
 
+from benchmarks.results import RESULTS_DIR
+
 BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs")
 
 
@@ -29,7 +31,7 @@ def run(name: str, quick: bool) -> str:
             return "skipped: not present"
         return f"skipped: needs {exc.name}"
     try:
-        code = module.main(["--quick"] if quick else [])
+        code = module.main(["--quick"] if quick else ["--results", str(RESULTS_DIR)])
     except SystemExit as exc:  # argparse errors and explicit sys.exit calls
         code = exc.code if isinstance(exc.code, int) else 1
     except Exception as exc:

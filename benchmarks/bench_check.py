@@ -11,7 +11,9 @@ that loop over a realistic generated corpus and prints, from one run on the same
   its file loader parses), then `frayproof.check(before, after, contract)` on the lists — and
   our ratio to it (floor 3x). Both verdict sequences are compared line by line.
 
-Passes are interleaved and repeated; the best pass counts (least disturbed by other load).
+Passes are interleaved and repeated after a warm-up pass; the best pass counts (least disturbed
+by other load). Times are CPU times of the measuring process, on both sides (wall time on a
+shared machine also counts the waits for a core).
 `--stages` adds a per-stage breakdown of our path and `--profile` a cProfile listing.
 """
 
@@ -34,8 +36,8 @@ from typing import Any
 
 import orjson
 
-from benchmarks import peer
-from frayproof_audit import engine, jsonio, snapshot
+from benchmarks import peer, results
+from frayproof_audit import check, engine, jsonio, snapshot
 from frayproof_audit.contract import Contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import message_identity
@@ -46,6 +48,7 @@ DEFAULT_PAIRS = 800
 QUICK_PAIRS = 60
 TARGET_VS_ORJSON = 0.5
 FLOOR_VS_FRAYPROOF = 3.0
+TARGET_LISTS_VS_FRAYPROOF = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +103,21 @@ def orjson_pass(lines: Sequence[bytes]) -> None:
         _orjson_or_none(line)
 
 
+def strict_pass(lines: Sequence[bytes]) -> None:
+    for line in lines:
+        _strict_or_none(line)
+
+
 def best_seconds(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best wall time of each pass; passes are interleaved so background load hits all alike."""
+    """Best CPU time of each pass (this process's: on a shared machine, wall time also counts
+    the waits for a core); passes are interleaved so background load hits all alike."""
     best = dict.fromkeys(passes, float("inf"))
     for _ in range(repeat):
         for name, run in passes.items():
             gc.collect()
-            start = time.perf_counter()
+            start = time.process_time()
             run()
-            best[name] = min(best[name], time.perf_counter() - start)
+            best[name] = min(best[name], time.process_time() - start)
     return best
 
 
@@ -135,15 +144,39 @@ def check_line(line):
 
 def timed(run):
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     result = run()
-    return time.perf_counter() - start, result
+    return time.process_time() - start, result
 
+records = []
+for line in lines:
+    try:
+        record = json.loads(line.decode("utf-8"), object_pairs_hook=_object_pairs)
+        records.append((record["before"], record["after"]))
+    except (InputError, ValueError, KeyError, TypeError):
+        pass
+
+def check_lists():
+    verdicts = []
+    for before, after in records:
+        try:
+            verdicts.append("P" if frayproof.check(before, after, contract).passed else "F")
+        except (InputError, ValueError, KeyError, TypeError):
+            verdicts.append("E")
+    return "".join(verdicts)
+
+check_lists()  # warm-up
+lists_best, lists_verdicts = float("inf"), ""
+for _ in range(repeat):
+    seconds, lists_verdicts = timed(check_lists)
+    lists_best = min(lists_best, seconds)
+"".join([check_line(line) for line in lines])  # warm-up
 best, verdicts = float("inf"), ""
 for _ in range(repeat):
     seconds, verdicts = timed(lambda: "".join([check_line(line) for line in lines]))
     best = min(best, seconds)
 result = {"seconds": best, "verdicts": verdicts, "python": sys.version.split()[0],
+          "lists_seconds": lists_best, "lists_verdicts": lists_verdicts, "lists_pairs": len(records),
           "frayproof": getattr(frayproof, "__version__", "?")}
 try:
     import orjson
@@ -167,6 +200,8 @@ class PeerResult:
     verdicts: str
     version: str
     orjson_rate: Rate | None
+    lists_rate: Rate | None = None
+    lists_verdicts: str = ""
 
 
 def measure_peer(path: Path, pairs: int, megabytes: float, repeat: int) -> PeerResult | str:
@@ -183,43 +218,82 @@ def measure_peer(path: Path, pairs: int, megabytes: float, repeat: int) -> PeerR
     if "orjson_seconds" in found:
         orjson_rate = Rate("orjson (peer)", found["orjson_seconds"], pairs, megabytes)
     version = f"frayproof {found['frayproof']} on Python {found['python']}"
+    lists_rate = None
+    if "lists_seconds" in found:
+        lists_rate = Rate("frayproof.check on parsed lists", found["lists_seconds"],
+                          found["lists_pairs"], megabytes)
     return PeerResult(Rate("frayproof", found["seconds"], pairs, megabytes), found["verdicts"],
-                      version, orjson_rate)
+                      version, orjson_rate, lists_rate, found.get("lists_verdicts", ""))
 
 
 def _row(rate: Rate) -> str:
     return f"  {rate.label:<34} {rate.pairs_per_s:>10.1f} pairs/s {rate.mb_per_s:>9.1f} MB/s"
 
 
-def report(orjson_rate: Rate, ours: Rate, verdicts: str, peer_result: PeerResult | str) -> None:
+def report(orjson_rate: Rate, ours: Rate, strict: Rate, verdicts: str,
+           peer_result: PeerResult | str, lists: tuple[Rate, str] | None) -> list[results.Target]:
+    """Print the rates and ratios; return the targets as measured."""
     print(_row(orjson_rate))
+    print(_row(strict))
     print(_row(ours))
     share = ours.pairs_per_s / orjson_rate.pairs_per_s
-    mark = "ok" if share >= TARGET_VS_ORJSON else "BELOW TARGET"
-    print(f"  ours / orjson       {share:6.1%}   (target >= {TARGET_VS_ORJSON:.0%}: {mark})")
+    limit = strict.pairs_per_s / orjson_rate.pairs_per_s
+    targets = [results.Target(
+        "strict parse + load + check / bare orjson.loads", share, TARGET_VS_ORJSON, limit=limit,
+        note="limit: strict parsing alone, no loading or checking")]
     counts = {kind: verdicts.count(kind) for kind in "PFE"}
     print(f"  our verdicts: {counts['P']} passed, {counts['F']} failed, {counts['E']} input errors")
+    if lists is not None:
+        print(_row(lists[0]))
     if isinstance(peer_result, str):
         print(f"  frayproof: skipped ({peer_result})")
-        return
+        return targets
     print(_row(peer_result.rate) + f"   [{peer_result.version}]")
     speedup = ours.pairs_per_s / peer_result.rate.pairs_per_s
-    mark = "ok" if speedup >= FLOOR_VS_FRAYPROOF else "BELOW FLOOR"
-    print(f"  ours / frayproof    {speedup:6.2f}x  (floor >= {FLOOR_VS_FRAYPROOF:.0f}x: {mark})")
+    targets.append(results.Target("parse + check / frayproof's", speedup, FLOOR_VS_FRAYPROOF))
     print(f"  frayproof / orjson  {peer_result.rate.pairs_per_s / orjson_rate.pairs_per_s:6.1%}")
     if peer_result.orjson_rate is not None:
         own = peer_result.rate.pairs_per_s / peer_result.orjson_rate.pairs_per_s
         print(f"  frayproof / orjson in its own interpreter {own:6.1%}")
-    disagree = [i for i, (a, b) in enumerate(zip(verdicts, peer_result.verdicts, strict=False)) if a != b]
-    if len(verdicts) != len(peer_result.verdicts) or disagree:
-        print(f"  WARNING: verdicts differ from frayproof on {len(disagree)} lines, "
-              f"first at line {disagree[0] + 1 if disagree else '?'}")
+    _compare("parse + check", verdicts, peer_result.verdicts)
+    if lists is not None and peer_result.lists_rate is not None:
+        print(_row(peer_result.lists_rate))
+        targets.append(results.Target(
+            "check() on parsed lists / frayproof.check", lists[0].pairs_per_s
+            / peer_result.lists_rate.pairs_per_s, TARGET_LISTS_VS_FRAYPROOF))
+        _compare("check() on parsed lists", lists[1], peer_result.lists_verdicts)
+    return targets
+
+
+def _compare(what: str, ours: str, theirs: str) -> None:
+    disagree = [i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b]
+    if len(ours) != len(theirs) or disagree:
+        print(f"  WARNING: {what}: verdicts differ from frayproof on {len(disagree)} records, "
+              f"first at record {disagree[0] + 1 if disagree else '?'}")
     else:
-        print(f"  verdicts agree with frayproof on all {len(verdicts)} lines")
+        print(f"  {what}: verdicts agree with frayproof on all {len(ours)} records")
 
 
-EXACTNESS_PROOFS = ("_same_as_rewritten", "_fast_result_is_exact")
-"""jsonio's cheap proofs that orjson's value is exact, in the order `loads_strict` tries them."""
+def lists_pass(pairs: Sequence[tuple[Any, Any]], contract: Contract) -> str:
+    """The public `check()` on already parsed lists (it validates and detaches them itself)."""
+    verdicts = []
+    for before, after in pairs:
+        try:
+            verdicts.append("P" if check(before, after, contract).passed else "F")
+        except InputError:
+            verdicts.append("E")
+    return "".join(verdicts)
+
+
+def parsed_pairs(lines: Sequence[bytes]) -> list[tuple[Any, Any]]:
+    """(before, after) of every line that parses as a record with both, as a caller holds them."""
+    pairs = []
+    for line in lines:
+        value = _orjson_or_none(line)
+        if type(value) is dict and "before" in value and "after" in value:
+            pairs.append((value["before"], value["after"]))
+    return pairs
+
 
 STAGE_CHUNK = 8
 """Records alive at once while staging: a worker's heap stays small, and a large live heap
@@ -232,7 +306,7 @@ def stage_seconds(lines: Sequence[bytes], contract: Contract, repeat: int) -> li
     Lines are processed a few at a time; each stage is timed on the chunk `repeat` times and the
     best counts, so short bursts of other load on the machine hardly matter. CPU time
     (`time.process_time`), not wall time, for the same reason. Uses engine internals
-    (`EXACTNESS_PROOFS`, `jsonio._count_keys`, `_loads_exact`, `checks.CHECKS`) where they
+    (`jsonio._proved_sizes`, `_rewrite`, `_loads_exact`, `checks.CHECKS`) where they
     exist, so rows disappear rather than break when those change. Identities are
     computed lazily by whichever stage first needs them, as in a real run.
     """
@@ -263,17 +337,19 @@ def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, f
     values = timed("orjson.loads", _orjson_or_none, single)
     timed("jsonio.loads_strict", _strict_or_none, single)
     pending = [(line, value) for line, value in zip(chunk, values, strict=True) if value is not None]
-    for proof_name in EXACTNESS_PROOFS:
-        proof = getattr(jsonio, proof_name, None)
-        if proof is None or not pending:
-            continue
-        verdicts = timed(f"  proof {proof_name}", proof, pending)
-        proved = [(value, 0) for (_, value), ok in zip(pending, verdicts, strict=True) if ok]
-        pending = [item for item, ok in zip(pending, verdicts, strict=True) if not ok]
-        _count(totals, f"  (lines proved by {proof_name})", len(proved))
-        count_keys = getattr(jsonio, "_count_keys", None)
-        if proof_name == "_fast_result_is_exact" and count_keys is not None:
-            timed("    of which the _count_keys walk (proved lines)", count_keys, proved)
+    proof = getattr(jsonio, "_proved_sizes", None)
+    rewrite = getattr(jsonio, "_rewrite", None)
+    if proof is not None and rewrite is not None and pending:
+        timed("  of which writing the value back (orjson.dumps)", lambda v: list(rewrite(v)),
+              [(v,) for _, v in pending])
+        verdicts = timed("  the exactness proof (rewrite, compare or count)", proof, pending)
+        proved = [value for (_, value), ok in zip(pending, verdicts, strict=True) if ok is not None]
+        pending = [item for item, ok in zip(pending, verdicts, strict=True) if ok is None]
+        _count(totals, "  (lines proved)", len(proved))
+        check_numbers = getattr(jsonio, "_check_numbers", None)
+        if check_numbers is not None:
+            timed("    the number walk, were every proved line walked", check_numbers,
+                  [([value],) for value in proved])
     exact = getattr(jsonio, "_loads_exact", None)
     if exact is not None:
         timed("  stdlib exact parse of the unproved lines", _exact_or_none,
@@ -361,6 +437,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-peer", action="store_true", help="skip the frayproof column")
     parser.add_argument("--stages", action="store_true", help="add a per-stage breakdown")
     parser.add_argument("--profile", action="store_true", help="add a cProfile listing")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     pairs = args.pairs or (QUICK_PAIRS if args.quick else DEFAULT_PAIRS)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -370,15 +449,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     contract = realistic.bench_contract()
     print(f"bench_check: {len(lines)} records, {megabytes:.1f} MB ({path.name}); "
           f"Python {platform.python_version()}, {os.cpu_count()} CPUs, best of {repeat}")
+    print("  effective jobs: 1 (everything runs in this process)")
     verdicts = ours_pass(lines, contract)  # warm-up, and the verdicts to compare
+    pairs = parsed_pairs(lines)
+    lists_verdicts = lists_pass(pairs, contract)  # warm-up
+    orjson_pass(lines)  # warm-up
     best = best_seconds({"orjson": lambda: orjson_pass(lines),
-                         "ours": lambda: ours_pass(lines, contract)}, repeat)
+                         "strict": lambda: strict_pass(lines),
+                         "ours": lambda: ours_pass(lines, contract),
+                         "lists": lambda: lists_pass(pairs, contract)}, repeat)
     peer_result: PeerResult | str = "disabled (--no-peer)"
     if not args.no_peer:
-        peer_result = measure_peer(path, len(lines), megabytes, max(1, min(repeat, 2)))
-    report(Rate("orjson.loads (no checks)", best["orjson"], len(lines), megabytes),
-           Rate("ours: strict parse + load + check", best["ours"], len(lines), megabytes),
-           verdicts, peer_result)
+        peer_result = measure_peer(path, len(lines), megabytes, repeat)
+    orjson_rate = Rate("orjson.loads (no checks)", best["orjson"], len(lines), megabytes)
+    ours = Rate("ours: strict parse + load + check", best["ours"], len(lines), megabytes)
+    targets = report(orjson_rate, ours,
+                     Rate("ours: strict parse only", best["strict"], len(lines), megabytes),
+                     verdicts, peer_result,
+                     (Rate("ours: check() on parsed lists", best["lists"], len(pairs), megabytes),
+                      lists_verdicts))
+    figures = {name: len(lines) / seconds for name, seconds in best.items()}
+    if not isinstance(peer_result, str):
+        figures["frayproof"] = peer_result.rate.pairs_per_s
+        if peer_result.lists_rate is not None:
+            figures["frayproof_lists"] = peer_result.lists_rate.pairs_per_s
+    results.save(results.results_dir(args.results, args.quick), "bench_check", 1, targets,
+                 {"records": len(lines), "megabytes": round(megabytes, 1), "repeat": repeat,
+                  "pairs_per_s": {k: round(v, 1) for k, v in figures.items()}})
     if args.stages:
         print_stages(lines, contract, repeat)
     if args.profile:

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`benchmarks` importable
     sys.path.insert(0, str(REPO))
 
-from benchmarks import huge_mutate  # noqa: E402
+from benchmarks import huge_mutate, results  # noqa: E402
 from benchmarks.peer import PeerError, peer_python, run_peer  # noqa: E402
 from frayproof_audit.contract import Contract, parse_contract  # noqa: E402
 from frayproof_audit.mutate import mutate_pair, run_mutations  # noqa: E402
@@ -171,10 +171,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="time one generated record of each size (messages) instead")
     parser.add_argument("--budget", type=int, default=None, metavar="N",
                         help="with --huge: max_mutants per pair (default: no budget)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     options = parser.parse_args(argv)
+    folder = results.results_dir(options.results, options.quick)
     if options.huge is not None:
         sizes = [int(size) for size in options.huge.split(",") if size.strip()]
-        return huge_mutate.run(sizes, options.repeat or 1, options.budget)
+        return huge_mutate.run(sizes, options.repeat or 1, options.budget, results_folder=folder)
     count = options.pairs or (QUICK_PAIRS if options.quick else DEFAULT_PAIRS)
     repeat = options.repeat or (1 if options.quick else 2)
 
@@ -211,6 +215,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratio = seconds / fast
     print(f"  fast / frayproof:               {ratio:9.1f}x  (target >= 50x "
           f"{'met' if ratio >= 50 else 'NOT met'}; floor 10x {'met' if ratio >= 10 else 'NOT met'})")
+    results.save(folder, "bench_mutate", 1, [
+        results.Target("mutation testing, pairs/s / frayproof run_mutations", ratio, 50.0,
+                       note=f"{mutants / fast:,.0f} mutants/s; identical counts")],
+        {"pairs": len(pairs), "repeat": repeat, "pairs_per_s": round(len(pairs) / fast, 1),
+         "frayproof_pairs_per_s": round(len(pairs) / seconds, 1)})
     print(f"  run_mutations / frayproof:      {seconds / api:9.1f}x")
     print(f"  verify / frayproof:             {seconds / slow:9.1f}x")
     agree = peer_counts == fast_counts

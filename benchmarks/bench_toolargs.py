@@ -54,6 +54,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`sessiongen` importable
     sys.path.insert(0, str(REPO))
 
+from benchmarks import results  # noqa: E402
 from frayproof_audit.corpus import audit, read_table, record_tools  # noqa: E402
 from frayproof_audit.toolargs import compiled, schemas  # noqa: E402
 from sessiongen import realistic, tooled  # noqa: E402
@@ -213,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--corpus", type=Path, default=None, help="use this JSONL file instead")
     parser.add_argument("--profile", action="store_true", help="cProfile one run with the checks on")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     megabytes = args.megabytes or (QUICK_MB if args.quick else DEFAULT_MB)
     repeat = args.repeat or (1 if args.quick else 7)
@@ -246,7 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall_ratio = paired_ratio(passes, lambda run: run.seconds)
         print(f"    cross-checks: wall clock, median of rounds {wall_ratio:.3f}x;"
               f" best B / best A {wall['B'] / wall['A']:.3f}x wall, {cpu['B'] / cpu['A']:.3f}x CPU")
+        jobs = sorted({effective_jobs(a.out), effective_jobs(b.out)})
         print(f"  effective jobs: A {effective_jobs(a.out)}, B {effective_jobs(b.out)}")
+        results.save(results.results_dir(args.results, args.quick), "bench_toolargs", jobs, [
+            results.Target("tool checks' cost: audit B / audit A (CPU time)", ratio, TARGET_RATIO,
+                           at_least=False, note=f"median of {repeat} back-to-back rounds")],
+            {"megabytes": round(size, 1), "rounds": repeat, "wall_ratio": round(wall_ratio, 3)})
         for label, runs in passes.items():
             work = {(run.compilations.checked, run.compilations.built) for run in runs}
             count = runs[-1].compilations

@@ -8,13 +8,68 @@ this module is its command line, and keeps `write_jsonl` / `write_contract` impo
 from __future__ import annotations
 
 import argparse
+import random
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import orjson
+
+from sessiongen import realistic
 from sessiongen.realistic import write_contract, write_jsonl
 
-__all__ = ["main", "write_contract", "write_jsonl"]
+__all__ = ["big_lines", "main", "small_lines", "write_contract", "write_jsonl"]
+
+SMALL_RANGE = (1_000, 5_000)
+"""Bytes of a small record (`small_lines`): where per-record overhead dominates."""
+
+
+def _record(rng: random.Random, before: list[Any], number: int) -> dict[str, Any]:
+    try:
+        after = realistic.keep_last_window(before, rng)
+    except realistic.NotApplicable:
+        after = list(before)
+    return {"pair_id": f"pair-{number}", "session_id": f"sess-{number}",
+            "compactor": "keep_last_window", "logged_at": realistic.logged_at(0, rng.random()),
+            "before": before, "after": after}
+
+
+def small_lines(target_bytes: int, seed: int = 0) -> Iterator[bytes]:
+    """Realistic records of 1–5 KB each (short sessions, short tool results) until
+    `target_bytes`, written by the same two producers as the main corpus."""
+    rng = random.Random(seed)
+    written = number = 0
+    while written < target_bytes:
+        before = [_shortened(message, rng) for message in
+                  realistic.generate_session(rng, rng.randint(4, 12), max_result=200)]
+        line = realistic.dump_record(_record(rng, before, number), rng)
+        if SMALL_RANGE[0] <= len(line) <= SMALL_RANGE[1]:
+            written += len(line)
+            number += 1
+            yield line
+
+
+def _shortened(message: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """A message whose long text content is cut to 80–300 characters (system prompts, answers)."""
+    content = message.get("content")
+    if type(content) is str and len(content) > 300:
+        return {**message, "content": content[: rng.randint(80, 300)]}
+    return message
+
+
+def big_lines(record_bytes: int, records: int, seed: int = 0) -> Iterator[bytes]:
+    """`records` compact records of about `record_bytes` each: realistic sessions joined into
+    one very long one (for memory measurements; verdicts do not matter)."""
+    rng = random.Random(seed)
+    for number in range(records):
+        before: list[Any] = []
+        size = 0
+        while size < record_bytes:
+            session = realistic.generate_session(rng, 400)
+            before.extend(session if not before else session[1:])
+            size += len(orjson.dumps(session))
+        yield orjson.dumps(_record(rng, before, number)) + b"\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

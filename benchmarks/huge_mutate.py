@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import results
+
 REPO = Path(__file__).resolve().parent.parent
 
 MINIMAL_CONTRACT = "version: 1\n"
@@ -117,10 +119,12 @@ def _verdict(met: bool) -> str:
     return "met" if met else "NOT met"
 
 
-def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: float = 900.0) -> int:
+def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: float = 900.0,
+        results_folder: Path | None = None) -> int:
     print(f"huge records: one pair per size, mutate_pair bytes -> report, best of {repeat}, "
           "jobs 1 (mutation of a pair runs in one process)"
           + (f", budget {budget} mutants per pair" if budget is not None else ""))
+    measured: list[results.Target] = []
     for name, contract_text in CONTRACTS.items():
         print(f" contract {name}:")
         per_mutant: dict[int, float] = {}
@@ -135,8 +139,12 @@ def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: f
             targets = []
             if size in TARGET_SECONDS:
                 targets.append(f"<= {TARGET_SECONDS[size]:.0f} s {_verdict(seconds <= TARGET_SECONDS[size])}")
+                measured.append(results.Target(f"mutate one {size:,}-message record ({name} contract)",
+                                               seconds, TARGET_SECONDS[size], unit="s", at_least=False))
             if size in TARGET_MB:
                 targets.append(f"<= {TARGET_MB[size]:.0f} MB {_verdict(mb <= TARGET_MB[size])}")
+                measured.append(results.Target(f"peak memory, one {size:,}-message record ({name} contract)",
+                                               mb, TARGET_MB[size], unit="MB", at_least=False))
             print(f"  {size:>7,} messages ({result['bytes'] / 1e6:5.2f} MB): {seconds:8.2f} s  "
                   f"{judged:>7,} mutants judged, {result['skipped']:,} skipped  "
                   f"{micro:9.1f} us/mutant  peak {mb:7.1f} MB"
@@ -146,4 +154,9 @@ def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: f
             ratio = per_mutant[large] / per_mutant[small]
             print(f"  per-mutant cost {large:,} / {small:,} messages: {ratio:.2f}x "
                   f"(target ~1, linear total; <= 2 {_verdict(ratio <= 2.0)})")
+            measured.append(results.Target(
+                f"per-mutant cost, {large:,} / {small:,} messages ({name} contract)", ratio, 2.0,
+                at_least=False))
+    results.save(results_folder, "bench_mutate_huge", 1, measured,
+                 {"sizes": list(sizes), "repeat": repeat, "budget": budget})
     return 0

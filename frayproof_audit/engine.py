@@ -31,7 +31,7 @@ def validate(messages: Any, contract: Any = None, *, input_format: Format | str 
                 and active is not None and active(resolved)):
             raise InputError(
                 f"The contract has {registered.asks_for}, which need a before snapshot: use check")
-    loaded = load_source(messages, input_format or resolved.format)
+    loaded = load_source(messages, input_format or resolved.format, copy=False)
     return localize(evaluate(loaded, resolved, None), loaded, None)
 
 
@@ -44,8 +44,9 @@ def check(
     """
     resolved = load_contract(contract)
     fmt = input_format or resolved.format
-    loaded_before = load_source(before, fmt)
-    loaded_after = load_source(after, fmt)
+    # Validated in place, not copied: the report keeps nothing of the snapshots.
+    loaded_before = load_source(before, fmt, copy=False)
+    loaded_after = load_source(after, fmt, copy=False)
     return check_loaded(loaded_before, loaded_after, resolved)
 
 

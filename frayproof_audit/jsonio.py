@@ -16,7 +16,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -46,99 +46,130 @@ def loads_strict(data: bytes) -> Any:
     Raises `JSONProblem` with a short reason. `data` must not start with a BOM (strip it first
     where a BOM is allowed).
     """
+    return loads_strict_sized(data)[0]
+
+
+def loads_strict_sized(data: bytes) -> tuple[Any, dict[str, int] | None]:
+    """`loads_strict`, and for an object, the size of each member's value as compact JSON when
+    the fast path already wrote it (None otherwise): a caller gets sizes without writing again."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return _loads_exact(data)
-    if _same_as_rewritten(data, value) or _fast_result_is_exact(data, value):
-        return value
-    return _loads_exact(data)
-
-
-def _same_as_rewritten(data: bytes, value: Any) -> bool:
-    """True when orjson writes `value` back as exactly `data` (compact logs written by orjson,
-    JavaScript or similar). Text equal to a serialization of a parsed value can hold no
-    duplicate key and no number that parsing changed, so the value is exact.
-    """
-    head = data[:256]
-    if b'": ' in head or b'", ' in head:
-        return False  # spaced separators (Python's json.dumps): a compact rewrite cannot match
+        return _loads_exact(data), None
     try:
-        written = orjson.dumps(value)
-    except TypeError:
-        return False
-    return data.startswith(written) and data[len(written):] in (b"", b"\n", b"\r\n")
+        sizes = _proved_sizes(data, value)
+    except TypeError:  # nested deeper than orjson writes (255 levels): rare, let the exact path judge
+        return _loads_exact(data), None
+    if sizes is None:
+        return _loads_exact(data), None
+    return value, (dict(zip(value, sizes, strict=True)) if type(value) is dict else None)
 
 
-_QUOTE_SPACE_COLON = re.compile(rb'"[ \t\r\n]+:')
+SPLIT_BYTES = 1024 * 1024
+"""Texts at least this long are rewritten element by element of their top-level members' arrays,
+so no more than one message's rewrite is held at a time (memory stays near the record's size)."""
 
 
-def _fast_result_is_exact(data: bytes, value: Any) -> bool:
-    """True when orjson's value is certainly what the exact parser would return.
+def _rewrite(value: Any, split: bool = False) -> Iterator[tuple[int, bytes]]:
+    """orjson's compact rewrite of `value` in pieces that join to it, each with the number of
+    the top-level member whose value it belongs to (-1: names and punctuation). An object is
+    written member by member, so its members' sizes come for free; with `split`, an array
+    member element by element."""
+    if type(value) is not dict or not value:
+        yield -1, orjson.dumps(value)
+        return
+    yield -1, b"{"
+    for number, (key, item) in enumerate(value.items()):
+        if number:
+            yield -1, b","
+        yield -1, orjson.dumps(key)
+        yield -1, b":"
+        if split and type(item) is list and item:
+            yield number, b"["
+            for index, element in enumerate(item):
+                if index:
+                    yield number, b","
+                yield number, orjson.dumps(element)
+            yield number, b"]"
+        else:
+            yield number, orjson.dumps(item)
+    yield -1, b"}"
 
-    `keys` counts the object members orjson kept. `bound` counts, from above, the members the
-    text holds: every member name ends with an unescaped quote, then optional whitespace, then a
-    colon, and a quote is unescaped exactly when an even run of backslashes precedes it. The
-    only other such quotes open a string that starts with a colon, which can only raise the
-    bound. So `bound == keys` proves no member was dropped.
+
+def _proved_sizes(data: bytes, value: Any) -> list[int] | None:
+    """The sizes of the top-level members' values as compact JSON when orjson's `value` is
+    certainly what the exact parser would return for `data`, else None.
+
+    The rewrite is compared with the text piece by piece as it is written (`_same_as_rewritten`)
+    and each piece let go; from the first difference on, its quote bytes and `+` signs are
+    counted instead, for `_fast_result_is_exact` (the equal prefix's are the text's own).
     """
-    try:
-        keys = _count_keys([value], -1)
-    except _NotExact:
-        return False
-    bound = _count_unescaped(data, b'":')
-    body = data.rstrip(b"\r\n")
-    if b" :" in body or b"\t" in body or b"\n" in body or b"\r" in body:
-        for match in _QUOTE_SPACE_COLON.finditer(body):
-            if _backslashes_before(body, match.start()) % 2 == 0:
-                bound += 1
-    return bound == keys
+    sizes = [0] * len(value) if type(value) is dict else []
+    position, equal, quotes, plus = 0, True, 0, False
+    for member, piece in _rewrite(value, len(data) >= SPLIT_BYTES):
+        if member >= 0:
+            sizes[member] += len(piece)
+        if equal:
+            if data.startswith(piece, position):
+                position += len(piece)
+                continue
+            equal = False
+        quotes += piece.count(b'"')
+        plus = plus or b"+" in piece
+    if equal and _same_as_rewritten(data, position):
+        return sizes
+    quotes += data.count(b'"', 0, position)
+    plus = plus or data.find(b"+", 0, position) >= 0
+    return sizes if _fast_result_is_exact(data, quotes, plus, value) else None
 
 
-def _count_unescaped(data: bytes, tail: bytes) -> int:
-    """Occurrences of `tail` (which starts with a quote) whose quote is not escaped.
-
-    `data.count(m backslashes + tail)` counts the places with at least m backslashes before the
-    quote; the alternating sum keeps exactly those with an even run.
+def _same_as_rewritten(data: bytes, written: int) -> bool:
+    """True when `data` is exactly orjson's rewrite of the value parsed from it, whose first
+    `written` bytes it is (compact logs written by orjson, JavaScript or similar). Text equal to
+    a serialization of a parsed value can hold no duplicate key and no number that parsing
+    changed, so the value is exact.
     """
-    total, sign, run = 0, 1, 0
-    while True:
-        found = data.count(b"\\" * run + tail)
-        if not found:
-            return total
-        total += sign * found
-        sign, run = -sign, run + 1
+    return len(data) - written <= 2 and data[written:] in (b"", b"\n", b"\r\n")
 
 
-def _backslashes_before(data: bytes, position: int) -> int:
-    run = 0
-    while position - run - 1 >= 0 and data[position - run - 1] == 0x5C:
-        run += 1
-    return run
+def _fast_result_is_exact(data: bytes, quotes: int, plus: bool, value: Any) -> bool:
+    """True when orjson's value is certainly what the exact parser would return for `data`;
+    its compact rewrite holds `quotes` quote bytes and a `+` when `plus`.
+
+    Duplicate keys: outside strings a quote byte only opens or closes a string, and inside one a
+    quote character is spelled `\\"` or `\\u0022`. orjson writes every string of the value
+    with two quotes and every quote character in it as `\\"`. Without `\\u0022` in the text,
+    its quote bytes are therefore twice its strings plus the quote characters in them, and both
+    only shrink when parsing drops a member (whose name alone is one string). So equal quote
+    counts prove no member was dropped.
+
+    Numbers: orjson reads an integer beyond 64 bits as a float of at least 9.2e18, which it
+    writes with an exponent (`1e+19`); without a `+` in the rewrite there is none, else the
+    values are walked (cheaper than searching the text for `e+`, which base64 data often has).
+    """
+    if data.count(b'"') != quotes or b"\\u0022" in data:
+        return False
+    if plus:
+        try:
+            _check_numbers([value])
+        except _NotExact:
+            return False
+    return True
 
 
 class _NotExact(Exception):
     pass
 
 
-def _count_keys(value: Any, depth: int) -> int:
-    if depth >= MAX_DEPTH:
-        raise _NotExact
-    count = 0
-    if type(value) is dict:
-        count = len(value)
-        items: Any = value.values()
-    elif type(value) is list:
-        items = value
-    else:
-        return 0
+def _check_numbers(value: Any) -> None:
+    """Raise `_NotExact` for a float as large as an integer beyond 64 bits becomes."""
+    items: Any = value.values() if type(value) is dict else value
     for item in items:
         kind = type(item)
         if kind is dict or kind is list:
-            count += _count_keys(item, depth + 1)
+            _check_numbers(item)
         elif kind is float and (item >= _BIG_FLOAT or item <= -_BIG_FLOAT):
             raise _NotExact
-    return count
 
 
 def _reject_constant(name: str) -> Any:
@@ -258,6 +289,58 @@ def canonical(value: Any) -> bytes:
 def _canonical_fallback(value: Any) -> bytes:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8", "surrogatepass")
+
+
+_PLAIN_ONLY = (
+    orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+def _not_plain(value: Any) -> Any:
+    raise TypeError("not a plain JSON value")
+
+
+def quick_plain_copy(value: Any) -> Any | None:
+    """`plain_copy` in one orjson round trip, or None when it cannot tell (then `plain_copy`
+    decides, with its exact reason).
+
+    orjson writes only plain values here: subclasses, dataclasses and datetimes go to
+    `_not_plain`, as do other unknown types; integers beyond 64 bits, lone surrogates and
+    nesting past 254 levels raise. What it writes differently from `json.dumps` (NaN and
+    infinities as null, tuples as arrays, UUIDs and enums as their values) makes the copy
+    unequal to the original, so an equal copy is exactly the one `plain_copy` would return.
+    """
+    try:
+        copied = orjson.loads(orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY))
+    except TypeError:
+        return None
+    return copied if copied == value else None
+
+
+def is_plain_json(value: Any) -> bool:
+    """Whether `value` is plain JSON that `plain_copy` would copy unchanged: only dict (string
+    keys), list, str, int, float (finite), bool and None; no lone surrogate, no integer beyond
+    64 bits, no nesting past 254 levels (those and anything else: False, and `plain_copy`
+    decides). orjson checks keys, strings, integers and depth in C; one walk checks the types
+    orjson would also write (tuples, enums, UUIDs) and the floats it would write as null."""
+    try:
+        orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY)
+    except TypeError:
+        return False
+    return type(value) in (dict, list) and _plain_values(value)
+
+
+def _plain_values(value: Any) -> bool:
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if kind is dict or kind is list:
+            if not _plain_values(item):
+                return False
+        elif kind is not float or item - item != 0.0:  # NaN and infinities: x - x is NaN
+            return False
+    return True
 
 
 def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:

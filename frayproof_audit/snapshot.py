@@ -13,7 +13,7 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import DEFAULT_FORMAT, Format, get_format
 from frayproof_audit.formats.openai import OPENAI
-from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
+from frayproof_audit.jsonio import JSONProblem, is_plain_json, loads_strict, strip_bom
 from frayproof_audit.loaded import CallView, Loaded, MessageView
 from frayproof_audit.model import Message, Snapshot, ToolCall, message_from_dict
 
@@ -26,6 +26,7 @@ __all__ = [
     "load_file",
     "load_list",
     "load_neutral",
+    "load_plain",
     "load_snapshot",
     "load_source",
     "load_wire",
@@ -62,6 +63,18 @@ def load_list(messages: Any, fmt: FormatLike = None) -> Loaded:
     if not isinstance(messages, chosen.containers):
         raise InputError(f"A snapshot {NOT_A_LIST}")
     return chosen.load_copy(messages)
+
+
+def load_plain(messages: Any, fmt: FormatLike = None) -> Loaded:
+    """`load_list` without the copy when `messages` is a plain JSON list (`is_plain_json`): the
+    same validation and the same `Loaded`, but holding the caller's own objects, so only for
+    callers that keep nothing of it and change nothing in it (`check`, `validate`)."""
+    if type(messages) is list and is_plain_json(messages):
+        try:
+            return load_wire(messages, fmt)
+        except InputError:
+            pass  # a bad snapshot: the detaching load words the error (formats check in their order)
+    return load_list(messages, fmt)
 
 
 def parse_snapshot_bytes(data: bytes) -> Any:
@@ -111,14 +124,17 @@ def _neutral_dict(message: Any) -> dict[str, Any]:
     return message.to_wire()
 
 
-def load_source(source: Any, fmt: FormatLike = None) -> Loaded:
-    """Accept a message list, a neutral `Snapshot`, or a file path (never JSON text)."""
+def load_source(source: Any, fmt: FormatLike = None, *, copy: bool = True) -> Loaded:
+    """Accept a message list, a neutral `Snapshot`, or a file path (never JSON text).
+
+    `copy=False`: a plain JSON list is validated in place (`load_plain`), for callers that
+    keep nothing of the result."""
     if isinstance(source, Snapshot):
         return load_neutral(source)
     if isinstance(source, str | os.PathLike):
         return load_file(source, fmt)
     if isinstance(source, list | dict):
-        return load_list(source, fmt)
+        return load_list(source, fmt) if copy else load_plain(source, fmt)
     raise InputError(f"A snapshot {NOT_A_LIST}")
 
 

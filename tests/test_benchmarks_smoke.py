@@ -139,7 +139,8 @@ def test_bench_check_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture[st
     realistic.write_jsonl(path, n_pairs=6, seed=3, bad_records=2)
     assert bench_check.main(["--quick", "--corpus", str(path), "--no-peer", "--stages"]) == 0
     out = capsys.readouterr().out
-    assert "orjson.loads" in out and "ours / orjson" in out and "frayproof: skipped" in out
+    assert "orjson.loads" in out and "frayproof: skipped" in out and "effective jobs: 1" in out
+    assert "target strict parse + load + check / bare orjson.loads" in out
     assert "2 input errors" in out and "check retention" in out
 
 
@@ -223,3 +224,40 @@ def test_bench_toolargs_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "same 5 pairs: yes" in out
     schema_work = [line for line in out.splitlines() if "schema work per run (B)" in line]
     assert schema_work and "validators built" in schema_work[0]
+
+
+def test_readme_speed_table_region_is_well_formed() -> None:
+    """The generated region exists once and holds one Markdown table whose rows all have the
+    header's columns (the numbers are the benchmarks' business, not the tests')."""
+    from benchmarks import table
+
+    text = table.README.read_text(encoding="utf-8")
+    start, end = table.region(text)
+    lines = [line for line in text[start:end].splitlines() if line.startswith("|")]
+    assert lines[0] == table.HEADER.splitlines()[0] and lines[1] == table.HEADER.splitlines()[1]
+    columns = lines[0].count("|")
+    assert len(lines) >= 3 and all(line.count("|") == columns for line in lines)
+
+
+def test_speed_table_is_rendered_from_results(tmp_path: Path) -> None:
+    from benchmarks import results, table
+
+    folder = tmp_path / "results"
+    results.save(folder, "bench_demo", [1, 2], [
+        results.Target("demo ratio", 0.7, 0.5, limit=0.9, note="why"),
+        results.Target("demo memory", 2.0, 1.5, at_least=False),
+    ], {"pairs": 3})
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{table.START}\nold\n{table.END}\n\ntail\n", encoding="utf-8")
+    assert table.update(readme, folder)
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("# x\n\n") and text.endswith("\n\ntail\n")
+    rows = [line for line in text.splitlines() if line.startswith("| bench_demo")]
+    assert len(rows) == 2
+    assert "| 0.70x | >= 0.50x | yes | 0.90x | 1, 2 |" in rows[0]
+    assert "| 2.00x | <= 1.50x | **no** |" in rows[1]
+    assert not table.update(readme, folder)  # unchanged the second time
+    assert table.main(["--results", str(folder), "--readme", str(readme), "--check"]) == 0
+    readme.write_text(f"{table.START}\n{table.START}\n{table.END}\n", encoding="utf-8")
+    with pytest.raises(table.TableError):
+        table.update(readme, folder)

@@ -11,12 +11,12 @@ def test_bench_audit_pieces_run(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     assert corpus.write_jsonl(path, n_pairs=4, seed=1, bad_records=1) == 5
     contract = corpus.write_contract(tmp_path / "contract.yaml")
-    parsed = bench_audit.orjson_rate(path)
+    parsed = bench_audit.orjson_rate(path, 1)
     assert parsed.pairs == 5 and parsed.seconds > 0
-    measured = bench_audit.audit_run("check-only", path, contract, 1, False, tmp_path)
+    measured = bench_audit.audit_run("check-only", path, contract, 1, False, tmp_path, 1)
     assert measured.pairs == 5
     assert measured.peak_rss is not None and measured.peak_rss > 10 * 2**20
-    assert measured.cpu_s is not None and measured.cpu_s > 0
+    assert measured.cpu_s is not None and measured.cpu_s > 0 and measured.jobs == 1
     assert "pairs/s" in measured.line()
     doubled = bench_audit.repeated(path, 2)
     assert doubled.stat().st_size == 2 * path.stat().st_size

@@ -11,9 +11,11 @@ import math
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
+import orjson
+
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.formats import FORMATS
-from frayproof_audit.jsonio import JSONProblem, loads_strict
+from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, loads_strict_sized
 
 _MISSING: Any = object()
 
@@ -62,17 +64,55 @@ def kind_name(value: Any) -> str:
 
 
 def parse_json_record(data: bytes) -> dict[str, Any]:
-    """One JSONL line → its object, strictly (duplicate keys, NaN, deep nesting refused)."""
+    """One JSONL line (its line ending may be included) → its object, strictly (duplicate
+    keys, NaN, deep nesting refused)."""
+    return parse_json_record_sized(data)[0]
+
+
+def parse_json_record_sized(data: bytes) -> tuple[dict[str, Any], dict[str, int] | None]:
+    """`parse_json_record`, and the compact JSON size of each top-level value when parsing
+    already wrote it (see `snapshot_sizes`); None otherwise."""
     try:
-        value = loads_strict(data)
-    except JSONProblem as exc:
-        reason = str(exc)
+        value, sizes = loads_strict_sized(data)
+    except JSONProblem:
+        try:  # the reason again without the line ending, so a position names the line, not the next
+            loads_strict_sized(data.rstrip(b"\r\n"))
+        except JSONProblem as exc:
+            reason = str(exc)
+        else:  # pragma: no cover - a line ending is JSON whitespace: the same verdict either way
+            raise AssertionError("a record parsed only without its line ending") from None
         if not reason.startswith("invalid JSON"):
             reason = f"invalid JSON: {reason}"
         raise RecordProblem(reason) from None
     if type(value) is not dict:
         raise RecordProblem(f"a record must be a JSON object, got {kind_name(value)}")
-    return value
+    return value, sizes
+
+
+def json_size(value: Any) -> int:
+    """Size of `value` as compact JSON (UTF-8 bytes)."""
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:  # integers beyond 64 bits: rare enough to pay for the exact writer
+        return len(canonical(value))
+
+
+def snapshot_sizes(
+    record: dict[str, Any], sizes: dict[str, int] | None, paths: tuple[str, str],
+    snapshots: tuple[Any, Any],
+) -> tuple[int, int]:
+    """Sizes of `before` and `after` (`snapshots`, read from `record` at `paths`) as compact
+    JSON: from `sizes` (each top-level value's, as parsing wrote them) when a snapshot is a
+    top-level value, else written again."""
+    before_path, after_path = paths
+    before, after = snapshots
+
+    def size(path: str, snapshot: Any) -> int:
+        if sizes is not None and path in sizes and record[path] is snapshot:
+            return sizes[path]
+        return json_size(snapshot)
+
+    return size(before_path, before), size(after_path, after)
 
 
 def lookup(record: dict[str, Any], path: str) -> Any:

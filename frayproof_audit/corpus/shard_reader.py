@@ -3,7 +3,8 @@
 Readers never raise for a bad record: a line that is too long, a stream that cannot be
 decompressed or a row group that cannot be decoded becomes a `Raw` with a `problem`, so the
 record is reported, never lost. Memory stays bounded: a line longer than `--max-record-bytes`
-is hashed and skipped in pieces, and Parquet is read in small batches of one row group at a time.
+is hashed and skipped in pieces, and Parquet is streamed in batches of at most a few
+megabytes (one row, when a row is bigger), never a whole row group at once.
 """
 
 from __future__ import annotations
@@ -23,14 +24,19 @@ from frayproof_audit.corpus.shards import Shard, open_local
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256
+_PARQUET_BATCH_BYTES = 8 * 1024 * 1024
+"""Uncompressed bytes a Parquet batch holds at most (unless one row alone is bigger)."""
 _BOM = b"\xef\xbb\xbf"
 _BLANK = b" \t\r\n"
 """JSON whitespace: a line of only these is blank. `\\x0b` or `\\x0c` is not, and is an input error."""
+_BLANK_FIRST = frozenset({b" ", b"\t", b"\r", b"\n"})
+"""A line can only be blank when it starts with one of these (the test before stripping it)."""
 
 
 class Raw(NamedTuple):
-    """One record as read. `value` is the line's bytes (JSONL) or the row's dict (Parquet);
-    None when the record could not be read whole, and then `problem` says why."""
+    """One record as read. `value` is the line's bytes, its line ending included (JSONL), or
+    the row's dict (Parquet); None when the record could not be read whole, and then `problem`
+    says why. `size` and `sha256` are of the record without its line ending."""
 
     row: int
     value: Any
@@ -93,16 +99,17 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
                 hashed.end()
                 yield Raw(line_no, None, hashed.size, hashed.hexdigest(), _too_big(hashed.size, limit))
                 continue
-            data = line[: len(line) - _terminator(line)]
-            if line_no == 1 and data.startswith(_BOM):
-                data = data[3:]
-            if not data.strip(_BLANK):
+            if line_no == 1 and line.startswith(_BOM):
+                line = line[3:]
+            if line[:1] in _BLANK_FIRST and not line.strip(_BLANK):
                 continue
-            sha = hashlib.sha256(data).hexdigest()
-            if len(data) > limit:
-                yield Raw(line_no, None, len(data), sha, _too_big(len(data), limit))
+            size = len(line) - _terminator(line)
+            # Hashed through a view and handed on with its line ending: no copy of the line.
+            sha = hashlib.sha256(memoryview(line)[:size]).hexdigest()
+            if size > limit:
+                yield Raw(line_no, None, size, sha, _too_big(size, limit))
             else:
-                yield Raw(line_no, data, len(data), sha)
+                yield Raw(line_no, line, size, sha)
 
 
 class _Oversized:
@@ -166,7 +173,9 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
         return
     with handle:
         try:
-            parquet = pq.ParquetFile(handle)
+            # Streamed page by page (no pre-buffering of whole column chunks), so a batch of a
+            # few rows never holds its row group in memory.
+            parquet = pq.ParquetFile(handle, pre_buffer=False, buffer_size=_BUFFER)
         except (OSError, pa.ArrowException) as exc:
             yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the Parquet file: {_one_line(exc)}")
             return
@@ -178,24 +187,49 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
             range(parquet.metadata.num_row_groups)  # unreadable when planned, readable now
         )
         for group in groups:
-            end = row + parquet.metadata.row_group(group).num_rows
+            metadata = parquet.metadata.row_group(group)
+            end = row + metadata.num_rows
             try:
                 for batch in parquet.iter_batches(
-                    batch_size=_PARQUET_BATCH, row_groups=[group], columns=wanted
+                    batch_size=batch_rows(metadata.total_byte_size, metadata.num_rows),
+                    row_groups=[group], columns=wanted,
                 ):
-                    for values, problem in _batch_rows(batch):
-                        encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
-                        sha = hashlib.sha256(encoded).hexdigest()
+                    # Rows are taken out of Arrow first and handed on one at a time, so neither
+                    # the batch nor a row already audited is kept while the next is audited.
+                    rows = list(_batch_rows(batch))
+                    del batch
+                    if len(rows) < _PARQUET_BATCH:  # big rows: give Arrow's buffers back now
+                        pa.default_memory_pool().release_unused()
+                    rows.reverse()
+                    while rows:
+                        values, problem = rows.pop()
+                        size, sha = _digest(values)
                         if problem is None:
-                            yield Raw(row, values, len(encoded), sha)
+                            yield Raw(row, values, size, sha)
                         else:
-                            yield Raw(row, None, len(encoded), sha, problem)
+                            yield Raw(row, None, size, sha, problem)
                         row += 1
             except (OSError, pa.ArrowException) as exc:
                 problem = f"cannot read row group {group}: {_one_line(exc)}"
                 for lost in range(row, end):
                     yield Raw(lost, None, 0, _EMPTY_SHA, problem)
             row = end
+
+
+def batch_rows(group_bytes: int, group_rows: int) -> int:
+    """Rows per Parquet batch: `_PARQUET_BATCH`, fewer when the row group's rows are big, so a
+    batch holds about `_PARQUET_BATCH_BYTES` of uncompressed data (always at least one row)."""
+    if group_rows <= 0 or group_bytes <= 0:
+        return _PARQUET_BATCH
+    per_row = group_bytes / group_rows
+    return max(1, min(_PARQUET_BATCH, int(_PARQUET_BATCH_BYTES // per_row)))
+
+
+def _digest(values: dict[str, Any]) -> tuple[int, str]:
+    """Size and SHA-256 of a row as sorted-key JSON (written, hashed and let go at once: a
+    giant row's text is not kept while the row is audited)."""
+    encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
+    return len(encoded), hashlib.sha256(encoded).hexdigest()
 
 
 def _one_line(exc: BaseException) -> str:

@@ -19,12 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import orjson
-
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.corpus.record_tools import RecordTools
-from frayproof_audit.corpus.records import FieldReader, Meta, MissingField, RecordProblem, parse_json_record
+from frayproof_audit.corpus.records import (
+    FieldReader,
+    Meta,
+    MissingField,
+    RecordProblem,
+    parse_json_record_sized,
+    snapshot_sizes,
+)
 from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
 from frayproof_audit.corpus.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.shards import Shard
@@ -174,7 +179,7 @@ class _Auditor:
         if raw.problem is not None:
             self._input_error(raw, None, raw.problem)
             return
-        record = raw.value
+        record, record_sizes = raw.value, None
         if self.parquet:
             if raw.size > self.settings.max_record_bytes:
                 limit = self.settings.max_record_bytes
@@ -182,7 +187,7 @@ class _Auditor:
                 return
         else:
             try:
-                record = parse_json_record(raw.value)
+                record, record_sizes = parse_json_record_sized(raw.value)
             except RecordProblem as exc:
                 self._input_error(raw, None, str(exc))
                 return
@@ -207,7 +212,9 @@ class _Auditor:
             self._input_error(raw, meta, str(exc))
             return
         report = check_loaded(before, after, contract)
-        sizes = (len(before), len(after), _json_size(before_list), _json_size(after_list))
+        paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
+        sizes = (len(before), len(after),
+                 *snapshot_sizes(record, record_sizes, paths, (before_list, after_list)))
         self._checked(raw, meta, report, sizes, before, after, contract, after_list)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
@@ -361,12 +368,3 @@ def _load(messages: Any, name: str, fmt: Format) -> Loaded:
         return fmt.load(messages)
     except InputError as exc:
         raise RecordProblem(f"{name}: {exc}") from None
-
-
-def _json_size(messages: Any) -> int:
-    try:
-        return len(orjson.dumps(messages))
-    except TypeError:  # integers beyond 64 bits: rare enough to pay for the exact writer
-        from frayproof_audit.jsonio import canonical
-
-        return len(canonical(messages))

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.jsonio import canonical, plain_copy
+from frayproof_audit.jsonio import canonical, plain_copy, quick_plain_copy
 from frayproof_audit.loaded import CallView, Loaded, MessageView, Origin
 from frayproof_audit.model import MODELLED_FIELDS
 
@@ -44,7 +44,13 @@ class OpenAIChat(ChatShaped):
         return Loaded(messages, self.views(messages), self)
 
     def load_copy(self, messages: list[Any]) -> Loaded:
-        """List and dict subclasses are accepted, as frayproof accepts them; the copy is plain."""
+        """List and dict subclasses are accepted, as frayproof accepts them; the copy is plain.
+
+        The whole list is copied in one round trip when it is plain JSON (`quick_plain_copy`);
+        otherwise message by message, so an error names its message."""
+        copied_list = quick_plain_copy(messages)
+        if type(copied_list) is list:
+            return Loaded(copied_list, self.views(copied_list), self)
         detached: list[Any] = []
         views: list[MessageView] = []
         for index, message in enumerate(messages):
@@ -84,8 +90,24 @@ def argument_step(name: str) -> str:
     return f"[{json.dumps(name, ensure_ascii=False)}]"
 
 
+_ALREADY_NORMAL = frozenset({"role", "content", "tool_calls", "tool_call_id", "refusal"})
+"""A message with a string role, a content key and no other keys than these (neither id nor
+refusal null; calls absent, or each with its id, type, name and arguments keys) is its own
+normalized form: most messages."""
+
+
 def message_identity(message: dict[str, Any]) -> bytes:
     """Canonical JSON of the normalized wire form: equal bytes ⇔ identical messages."""
+    if (
+        message.keys() <= _ALREADY_NORMAL
+        and "content" in message
+        and type(message.get("role")) is str
+        and message.get("tool_call_id", "") is not None
+        and message.get("refusal", "") is not None
+    ):
+        calls = message.get("tool_calls", _EMPTY)
+        if calls is _EMPTY or (type(calls) is list and calls and all(map(_normal_call, calls))):
+            return canonical(message)
     form = {
         key: value
         for key, value in message.items()
@@ -101,6 +123,14 @@ def message_identity(message: dict[str, Any]) -> bytes:
         if value is not None:
             form[key] = value
     return canonical(form)
+
+
+def _normal_call(call: Any) -> bool:
+    """Whether `_call_form(call)` equals `call` (every key it fills in is already there)."""
+    if type(call) is not dict or "id" not in call or "type" not in call:
+        return False
+    function = call.get("function")
+    return type(function) is dict and "name" in function and "arguments" in function
 
 
 def _call_form(call: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,90 @@
+"""The benchmarks' JSON results: one file per benchmark, read by `benchmarks.table`.
+
+A full run writes `<DIR>/<name>.json` when given `--results DIR` (`python -m benchmarks`
+passes `benchmarks/results`; a `--quick` run writes nothing): when and where it ran, and one
+`Target` per goal it measures, met or not, with the limit the machine itself sets where there
+is one. The README's speed table is generated from these files, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One goal as measured: `measured` against `target` (`at_least`: higher is better)."""
+
+    goal: str
+    measured: float
+    target: float
+    unit: str = "x"
+    at_least: bool = True
+    limit: float | None = None
+    """The best this machine allows for this goal, where something outside our code sets one."""
+    note: str = ""
+
+    @property
+    def met(self) -> bool:
+        return self.measured >= self.target if self.at_least else self.measured <= self.target
+
+    def line(self) -> str:
+        sign = ">=" if self.at_least else "<="
+        verdict = "met" if self.met else "NOT met"
+        limit = f"; machine limit {amount(self.limit, self.unit)}" if self.limit is not None else ""
+        note = f" ({self.note})" if self.note else ""
+        return (f"  target {self.goal}: {amount(self.measured, self.unit)}"
+                f" (target {sign} {amount(self.target, self.unit)}: {verdict}{limit}){note}")
+
+
+def amount(value: float, unit: str) -> str:
+    """`1.23x` for ratios, `1.23 s` / `142.00 MB` for quantities."""
+    return f"{value:.2f}x" if unit == "x" else f"{value:.2f} {unit}"
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def results_dir(option: Path | None, quick: bool) -> Path | None:
+    """Where a run writes its results: `--results DIR` only (`python -m benchmarks` passes
+    `benchmarks/results` for a full run), so a benchmark called from elsewhere, a test say,
+    never rewrites the committed results. A `--quick` run writes nothing."""
+    return None if quick else option
+
+
+def save(folder: Path | None, name: str, jobs: int | list[int], targets: list[Target],
+         figures: dict[str, Any]) -> Path | None:
+    """Write `<folder>/<name>.json` (nothing when `folder` is None) and return its path."""
+    for target in targets:
+        print(target.line())
+    if folder is None:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "benchmark": name,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "argv": sys.argv[1:],
+        "jobs": jobs,
+        "targets": [dict(asdict(target), met=target.met) for target in targets],
+        "figures": figures,
+    }
+    path = folder / f"{name}.json"
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(f"  results written to {path}")
+    return path
