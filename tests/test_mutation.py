@@ -696,12 +696,14 @@ def test_tuples_in_a_target_output_mutate_like_their_json() -> None:
 
 
 def test_plain_lists_are_validated_in_place_exactly_like_load_list() -> None:
-    from frayproof_audit.mutate.runner import is_plain_json, load_plain
+    from frayproof_audit.jsonio import is_plain_json
+    from frayproof_audit.snapshot import load_plain
     nested: Any = "x"
     for _ in range(600):
         nested = [nested]
     for bad in ([{"role": "user", "content": float("nan")}],
-                [{"role": "user", "content": nested}], [{"role": "user", "x": {"a"}}]):
+                [{"role": "user", "content": nested}], [{"role": "user", "x": {"a"}}],
+                [{"role": "user", "content": "lone \ud800 surrogate"}]):
         assert not is_plain_json(bad)
         with pytest.raises(InputError):
             load_plain(bad)

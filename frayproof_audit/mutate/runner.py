@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import os
 from collections.abc import Callable, Hashable, Sequence
 from copy import deepcopy
@@ -28,7 +27,6 @@ from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.engine import evaluate, localize
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
-from frayproof_audit.jsonio import MAX_DEPTH
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
@@ -52,8 +50,7 @@ from frayproof_audit.snapshot import (
     FormatLike,
     Loaded,
     load_file,
-    load_list,
-    load_wire,
+    load_plain,
     resolve_format,
 )
 
@@ -262,40 +259,6 @@ def _load_output(
     raw = output if type(output) is list else list(output)
     loaded = load_plain(raw, fmt)
     return loaded.wire, loaded
-
-
-def is_plain_json(value: Any) -> bool:
-    """Only dict (string keys), list, str, int, float (finite), bool and None, nested no deeper
-    than the loaders allow. For such values `load_list`'s detaching JSON round trip is an
-    identity, so `load_wire` on the value itself validates it the same way, without a copy."""
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        if kind is dict or kind is list:
-            if depth >= MAX_DEPTH:
-                return False
-            if kind is dict:
-                for key, child in item.items():
-                    if type(key) is not str:
-                        return False
-                    stack.append((child, depth + 1))
-            else:
-                stack.extend((child, depth + 1) for child in item)
-        elif kind is float:
-            if not math.isfinite(item):
-                return False
-        elif kind not in (str, int, bool) and item is not None:
-            return False
-    return True
-
-
-def load_plain(messages: list[Any], fmt: FormatLike = None) -> Loaded:
-    """`load_list` without the copy when the list is plain JSON (mutation never edits its
-    inputs, and every fact kept from them is immutable); anything else takes `load_list`."""
-    if type(messages) is list and is_plain_json(messages):
-        return load_wire(messages, fmt)
-    return load_list(messages, fmt)
 
 
 def _mutate(
