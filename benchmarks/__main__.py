@@ -14,7 +14,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
-BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs")
+BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs", "bench_scale")
 
 
 def run(name: str, quick: bool) -> str:

@@ -57,7 +57,7 @@ def _check(out: str | os.PathLike[str], table: str) -> Path | str:
     if isinstance(found, str):
         fs, root = location.filesystem(found)
         fs.invalidate_cache()
-        if not fs.isdir(f"{root}/{RUNS_FOLDER}"):
+        if not fs.isdir(f"{root}/{RUNS_FOLDER}") and not fs.isdir(f"{root}/{STAGING}"):
             raise DatasetError(f"'{out}' is not an audit dataset (no {RUNS_FOLDER}/ folder)")
         return found
     folder = Path(os.path.abspath(found))
