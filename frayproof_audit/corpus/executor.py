@@ -139,24 +139,48 @@ class Executor(Generic[S, T, R]):
         self._cluster: Any = None
         self._warming: threading.Thread | None = None
         self._work: Iterator[R] | None = None
+        self._start_error: BaseException | None = None
         self._closers: list[Callable[[], None]] = []
 
     # --- life cycle --------------------------------------------------------------------------
 
     def start(self) -> Executor[S, T, R]:
-        """Connect to (or start) the cluster; for loky, begin starting workers in the background."""
-        if self.backend == "dask":
-            self._start_dask()
-        elif self.backend == "ray":
-            self._start_ray()
-        elif self.backend == "loky" and self.n_jobs > 1 and self._warming is None:
-            self._warming = threading.Thread(target=self._warm_loky, name="warm-pool", daemon=True)
+        """Begin starting workers in the background (loky: the pool; dask and ray: connecting
+        to, or starting, the cluster and importing the engine on its workers), so they get ready
+        while the caller plans. The first `submit` (or `jobs`) waits for them; an error starting
+        a cluster is raised there."""
+        if self._warming is not None or self._client is not None:
+            return self
+        target = {"dask": self._start_dask, "ray": self._start_ray}.get(self.backend)
+        if target is None and self.backend == "loky" and self.n_jobs > 1:
+            target = self._warm_loky
+        if target is not None:
+            self._warming = threading.Thread(target=self._started, args=(target,), name="start-workers",
+                                             daemon=True)
             self._warming.start()
         return self
+
+    def _started(self, target: Callable[[], None]) -> None:
+        try:
+            target()
+        except BaseException as exc:  # handed to the caller's thread by `_ready`
+            self._start_error = exc
+
+    def _ready(self) -> None:
+        """Wait for `start` to finish; raise what went wrong starting a cluster."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        error, self._start_error = self._start_error, None
+        if error is not None:
+            raise error
+        if self.backend in CLUSTER_BACKENDS and self._client is None:
+            (self._start_dask if self.backend == "dask" else self._start_ray)()
 
     @property
     def jobs(self) -> int:
         """Workers the tasks are spread over (for a cluster: its worker threads or CPUs)."""
+        self._ready()
         if self.backend == "dask" and self._client is not None:
             threads: int = sum(self._client.nthreads().values())
             return max(1, threads)
@@ -215,9 +239,7 @@ class Executor(Generic[S, T, R]):
             for task in tasks:  # no pool: no start-up cost, same results
                 yield function(shared, task)
             return
-        if self._warming is not None:
-            self._warming.join()
-            self._warming = None
+        self._ready()
         if self.backend == "ray":
             yield from self._rounds(function, shared, tasks)
             return
@@ -320,6 +342,11 @@ class Executor(Generic[S, T, R]):
             except OSError as exc:
                 raise BackendError(f"cannot reach the Dask scheduler {self.scheduler}: {exc}") from None
         self._closers.append(self._client.close)
+        try:  # import the engine on every worker now, not in the first task
+            self._client.run(warm_worker)
+        except Exception as exc:
+            raise BackendError(f"the Dask workers cannot run the audit ({type(exc).__name__}: {exc});"
+                               " install frayproof-audit, the same version, on every worker") from None
 
     def _start_ray(self) -> None:
         if self._client is not None:
