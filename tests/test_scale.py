@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -308,3 +309,31 @@ def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:
     assert fifth.pairs == 0 and fifth.skipped is not None and fifth.skipped.records == 14
     runs = read_table(out, "runs").collect()
     assert runs["pairs"].sum() == 5 + 3 + 6 + 2  # each record audited once (c.jsonl twice: rewritten)
+
+
+# --- The executor interface -------------------------------------------------------------------------
+
+def _die_on_three(_shared: None, task: int) -> int:
+    if task == 3:
+        os._exit(9)
+    time.sleep(0.05)
+    return task
+
+
+def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for() -> None:
+    from frayproof_audit.corpus.executor import Executor, WorkerLost
+
+    executor: Executor[None, int, int] = Executor("loky", 2)
+    with executor:
+        executor.submit(_die_on_three, None, list(range(8)))
+        done: list[int] = []
+        with pytest.raises(WorkerLost) as lost:
+            done.extend(executor.completed())
+        in_flight = set(lost.value.in_flight)
+        # one task per worker is handed out, plus at most one finished but not yet taken
+        assert 3 in in_flight and len(in_flight) <= 3
+        assert not in_flight & set(done)
+        rest = [task for task in range(8) if task not in done and task not in in_flight]
+        executor.submit(_die_on_three, None, [task for task in rest + sorted(in_flight) if task != 3])
+        done.extend(executor.completed())  # a fresh pool takes over
+    assert sorted(done) == [0, 1, 2, 4, 5, 6, 7]
