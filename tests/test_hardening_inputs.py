@@ -129,10 +129,14 @@ def test_relative_paths_with_colons_are_local_files(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("uri", ["s3://bucket/logs/", "hdfs://namenode/logs/x.jsonl", "file:///tmp/x"])
-def test_uris_are_refused_before_anything_is_created(tmp_path: Path, uri: str) -> None:
+@pytest.mark.parametrize(("uri", "says"), [
+    ("gs://bucket/logs/", "cannot use gs:// URIs"),  # gcsfs is not installed in development
+    ("nope://namenode/logs/x.jsonl", "cannot use nope:// URIs"),
+    ("file:///nonexistent-frayproof/x.jsonl", "does not exist"),
+])
+def test_unusable_uris_are_refused_before_anything_is_created(tmp_path: Path, uri: str, says: str) -> None:
     result = cli(tmp_path, "audit", uri, "--out", "o", expect=2)
-    assert "object storage is not supported yet" in result.stderr
+    assert says in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
 

@@ -167,18 +167,25 @@ def test_a_relative_out_with_a_colon_is_a_local_folder(tmp_path: Path, contract:
     assert one_line(result.stderr) == "INPUT ERROR: 'audit:abs' is not a folder"
 
 
-@pytest.mark.parametrize("uri", ["s3://bucket/audit", "file:///tmp/audit", "gs://b"])
-def test_a_uri_out_is_one_line_exit_2_and_nothing_is_created(
+@pytest.mark.parametrize("uri", ["gs://b/audit", "nope://b"])
+def test_an_unusable_uri_out_is_one_line_exit_2_and_nothing_is_created(
     tmp_path: Path, contract: Path, uri: str
 ) -> None:
     # repro: --out s3://bucket/audit → traceback and a local ./s3:/bucket/audit/.frayproof-audit.lock
     data = write_jsonl(tmp_path / "in" / "a.jsonl", passing(3))
     before = sorted(tmp_path.rglob("*"))
+    scheme = uri.split(":")[0]
     _, _, stderr = audit_cli(data, uri, contract, expect=EXIT_INPUT_ERROR, cwd=tmp_path)
-    assert one_line(stderr).startswith(f"OUTPUT ERROR: '{uri}' is a URI: the dataset must be a local folder")
+    assert one_line(stderr).startswith(f"OUTPUT ERROR: cannot use {scheme}:// URIs")
     result = run_cli("stats", uri, real=True, cwd=tmp_path, expect=EXIT_INPUT_ERROR)
-    assert "is a URI" in one_line(result.stderr)
+    assert f"cannot use {scheme}:// URIs" in one_line(result.stderr)
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_file_uri_out_is_the_local_folder(tmp_path: Path, contract: Path) -> None:
+    data = write_jsonl(tmp_path / "in" / "a.jsonl", passing(3))
+    audit_cli(data, f"file://{tmp_path}/out", contract, expect=EXIT_PASS, cwd=tmp_path)
+    assert committed_files(tmp_path / "out", "runs") != []
 
 
 # --- 4. Exit codes mean one thing each ------------------------------------------------------------

@@ -92,12 +92,19 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.argument("inputs", nargs=-1, required=True)
 @contract_option
 @input_format_option
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Dataset folder: runs/, pairs/, findings/, mutants/ (created if missing).")
+@click.option("--out", "out", required=True,
+              help="Dataset folder (or object-store URI, s3://bucket/audit): runs/, pairs/, "
+                   "findings/, mutants/ (created if missing).")
 @click.option("--jobs", "-j", "jobs", type=int, default=-1, show_default=True,
               help="Worker processes (-1: every core the input keeps busy; 1: no pool, in this process).")
 @click.option("--backend", type=click.Choice(BACKENDS), default="loky", show_default=True,
-              help="joblib backend: loky (processes) or threading.")
+              help="joblib backend: loky (processes), threading, dask or ray (a cluster).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="With --backend dask or ray: the cluster (tcp://HOST:PORT, a Ray address) or "
+                   "'local' (the default: a local cluster of --jobs workers).")
+@click.option("--incremental", is_flag=True,
+              help="Skip inputs, and the old lines of appended JSONL files, that a committed run "
+                   "with the same contract fingerprint already audited.")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
 @click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
@@ -139,6 +146,8 @@ def audit_command(
     out: str,
     jobs: int,
     backend: str,
+    scheduler: str | None,
+    incremental: bool,
     run_id: str | None,
     field_specs: tuple[str, ...],
     config_file: str | None,
@@ -176,6 +185,8 @@ def audit_command(
             contract=contract,
             n_jobs=jobs,
             backend=backend,
+            scheduler=scheduler,
+            incremental=incremental,
             run_id=run_id,
             fields=_fields(config_file, field_specs),
             mutate=mutate,
@@ -191,12 +202,15 @@ def audit_command(
             max_mutants_per_pair=max_mutants or None,
             repair_out=repair_out,
         )
+        from frayproof_audit.corpus.location import local_path
         from frayproof_audit.corpus.run import new_run_id, run_audit  # heavy: only this command
         from frayproof_audit.corpus.store import LOGS_FOLDER
 
         config = replace(config, run_id=config.run_id or new_run_id())
         meta = click.get_current_context().meta
-        meta[CRASH_LOG] = Path(out) / LOGS_FOLDER / f"crash-{config.run_id}.log"
+        local_out = local_path(out)  # an object store's run crashes into the temp folder
+        if local_out is not None:
+            meta[CRASH_LOG] = Path(local_out) / LOGS_FOLDER / f"crash-{config.run_id}.log"
         meta[INTERRUPT_NOTE] = f"run {config.run_id} was not committed"
         summary: RunSummary = run_audit(config, progress)
     except InputError as exc:

@@ -31,7 +31,9 @@ FIELD_NAMES = (
 )
 """The input record's fields (docs/audit.md "Inputs"); each may live at a dotted path."""
 
-BACKENDS = ("loky", "threading")
+BACKENDS = ("loky", "threading", "dask", "ray")
+CLUSTER_BACKENDS = ("dask", "ray")
+"""Backends that run on a cluster (`--scheduler`); the others run on this machine."""
 FAIL_ON = ("failures", "survivors", "input-errors", "none")
 STATS_BY = ("compactor", "log_date", "run_id")
 """Columns `stats --by` can group on (kept here so the CLI need not import Polars to list them)."""
@@ -214,12 +216,23 @@ class AuditConfig:
     """Mutation sites judged per pair at most, sampled (None: every site)."""
     repair_out: str | None = None
     """Folder for the repaired after snapshots of failing pairs a repair fixes (None: none)."""
+    scheduler: str | None = None
+    """Dask or Ray cluster to run on (`tcp://HOST:PORT`, a Ray address) or `local` (the default
+    for those backends: a cluster of `n_jobs` workers on this machine, started for the run)."""
+    incremental: bool = False
+    """Skip inputs, and the leading records of appended JSONL files, that a committed run with
+    the same contract fingerprint already audited."""
 
     def __post_init__(self) -> None:
         if not self.inputs:
             raise ConfigError("no inputs: give at least one file, folder or glob")
         if self.backend not in BACKENDS:
             raise ConfigError(f"unknown backend {self.backend!r} (choose {', '.join(BACKENDS)})")
+        if self.scheduler is not None and self.backend not in CLUSTER_BACKENDS:
+            raise ConfigError(f"--scheduler needs --backend {' or '.join(CLUSTER_BACKENDS)}"
+                              f" (not {self.backend})")
+        if self.scheduler is not None and (not self.scheduler or not is_unicode_text(self.scheduler)):
+            raise ConfigError("--scheduler must be an address (tcp://HOST:PORT) or 'local'")
         if self.n_jobs == 0 or self.n_jobs < -1:
             raise ConfigError("jobs must be a positive number, or -1 for all cores")
         if self.run_id is not None:
@@ -249,7 +262,7 @@ class AuditConfig:
 
     def options(self) -> dict[str, Any]:
         """The options that shape the result, for the `runs` table (paths and argv excluded)."""
-        skip = {"inputs", "out", "contract", "argv", "fields", "repair_out"}
+        skip = {"inputs", "out", "contract", "argv", "fields", "repair_out", "scheduler"}
         found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         found["fields"] = dict(self.fields.items())
         found["operators"] = list(self.operators) if self.operators is not None else None

@@ -6,7 +6,9 @@ are never opened: a file counts only when a `runs` row names it.
 `read_table` lists the files when it is called and reads them when the frame is collected. A run
 replaced (same `--run-id`) or deleted in between is detected at collection, from its `runs` file,
 and raises `DatasetChanged`; a file that is missing or cannot be read raises `DatasetError` naming
-it. Paths are always local (absolute, so Polars never takes `a:b` for a URI scheme).
+it. Local paths are made absolute (so Polars never takes `a:b` for a URI scheme); a dataset on
+an object store (`s3://bucket/audit`) is listed, checked and read through fsspec, with the same
+rules.
 """
 
 from __future__ import annotations
@@ -17,18 +19,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
 
+from frayproof_audit.corpus import location
 from frayproof_audit.corpus.store import (
     RUNS_FOLDER,
     STAGING,
+    StoreError,
     committed_runs,
-    local_folder,
-    read_parquet,
+    output_location,
     runs_name,
 )
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES
@@ -43,10 +47,20 @@ class DatasetChanged(DatasetError):
     """A run was replaced or deleted between `read_table` and collecting its frame."""
 
 
-def _check(out: str | os.PathLike[str], table: str) -> Path:
+def _check(out: str | os.PathLike[str], table: str) -> Path | str:
     if table not in TABLES:
         raise DatasetError(f"unknown table {table!r} (tables: {', '.join(TABLES)})")
-    folder = Path(os.path.abspath(local_folder(out)))
+    try:
+        found = output_location(out)
+    except StoreError as exc:
+        raise DatasetError(str(exc)) from None
+    if isinstance(found, str):
+        fs, root = location.filesystem(found)
+        fs.invalidate_cache()
+        if not fs.isdir(f"{root}/{RUNS_FOLDER}") and not fs.isdir(f"{root}/{STAGING}"):
+            raise DatasetError(f"'{out}' is not an audit dataset (no {RUNS_FOLDER}/ folder)")
+        return found
+    folder = Path(os.path.abspath(found))
     if not folder.is_dir():
         raise DatasetError(f"'{out}' is not a folder")
     if not (folder / RUNS_FOLDER).is_dir() and not (folder / STAGING).is_dir():
@@ -59,8 +73,9 @@ def committed_files(out: str | os.PathLike[str], table: str, runs: list[str] | N
     return [path for path, _ in _committed(_check(out, table), table, runs).files]
 
 
-_Identity = tuple[int, int, int]
-"""(inode, mtime_ns, size) of a `runs` file: a replaced run has a new one."""
+_Identity = tuple[int | str, int | str, int]
+"""(inode, mtime_ns, size) of a `runs` file (on an object store: ETag, modification time, size):
+a replaced run has a new one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,28 +86,54 @@ class _Listing:
     """(absolute path, tables schema version of the run that wrote it), sorted."""
     owners: dict[str, str]
     """path → run id."""
-    runs: dict[str, tuple[Path, _Identity]]
+    runs: dict[str, tuple[str, _Identity]]
     """run id → its `runs` file and that file's identity when it was read."""
+    remote: str | None = None
+    """The dataset's URI when it is on an object store (paths are then inside its filesystem)."""
 
 
-def _identity(path: Path) -> _Identity | None:
+def _identity(path: str, remote: str | None = None) -> _Identity | None:
+    if remote is not None:
+        fs = location.filesystem(remote)[0]
+        try:
+            info = fs.info(path)
+        except FileNotFoundError:
+            return None
+        return str(info.get("ETag", "")), str(info.get("LastModified", info.get("mtime", ""))), info["size"]
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except FileNotFoundError:
         return None
     return stat.st_ino, stat.st_mtime_ns, stat.st_size
 
 
-def _committed(folder: Path, table: str, runs: list[str] | None) -> _Listing:
+def _open(path: str, remote: str | None) -> Any:
+    if remote is None:
+        return open(path, "rb")
+    return location.filesystem(remote)[0].open(path, "rb")
+
+
+def _runs_of(folder: Path | str) -> list[str]:
+    if isinstance(folder, Path):
+        return committed_runs(folder)
+    fs, root = location.filesystem(folder)
+    names = [path.rsplit("/", 1)[-1] for path in fs.glob(f"{root}/{RUNS_FOLDER}/part-*.parquet")]
+    return sorted(name[len("part-") : -len(".parquet")] for name in names)
+
+
+def _committed(folder: Path | str, table: str, runs: list[str] | None) -> _Listing:
     found: list[tuple[str, int]] = []
     owners: dict[str, str] = {}
-    seen: dict[str, tuple[Path, _Identity]] = {}
+    seen: dict[str, tuple[str, _Identity]] = {}
     prefix = f"{table}/"
-    for run_id in committed_runs(folder) if runs is None else runs:
-        path = folder / RUNS_FOLDER / runs_name(run_id)
-        identity = _identity(path)
+    remote = folder if isinstance(folder, str) else None
+    base = location.filesystem(folder)[1] if isinstance(folder, str) else str(folder)
+    for run_id in _runs_of(folder) if runs is None else runs:
+        path = f"{base}/{RUNS_FOLDER}/{runs_name(run_id)}"
+        identity = _identity(path, remote)
         try:
-            row = read_parquet(path, columns=["files", "schema_version"]).to_pylist()[0]
+            with _open(path, remote) as handle:
+                row = pq.read_table(handle, columns=["files", "schema_version"]).to_pylist()[0]
         except FileNotFoundError:
             continue  # replaced by a concurrent commit between listing and reading
         except (OSError, pa.ArrowException, IndexError) as exc:
@@ -100,13 +141,13 @@ def _committed(folder: Path, table: str, runs: list[str] | None) -> _Listing:
         if identity is not None:
             seen[run_id] = (path, identity)
         version = row["schema_version"]
-        names = [str(path)] if table == "runs" else [
-            str(folder / name) for name in row["files"] if name.startswith(prefix)
+        names = [path] if table == "runs" else [
+            f"{base}/{name}" for name in row["files"] if name.startswith(prefix)
         ]
         for name in names:
             found.append((name, version))
             owners[name] = run_id
-    return _Listing(sorted(found), owners, seen)
+    return _Listing(sorted(found), owners, seen, remote)
 
 
 def _reason(exc: BaseException) -> str:
@@ -119,7 +160,7 @@ def _reason(exc: BaseException) -> str:
 def _changed(listing: _Listing) -> DatasetChanged | None:
     """A `DatasetChanged` naming the first run whose `runs` file is no longer the one listed."""
     for run_id, (path, identity) in sorted(listing.runs.items()):
-        if _identity(path) != identity:
+        if _identity(path, listing.remote) != identity:
             return DatasetChanged(
                 f"run '{run_id}' was replaced or deleted after read_table() listed its files:"
                 " call read_table() again for the current data"
@@ -135,7 +176,7 @@ def _damage(listing: _Listing) -> DatasetError | None:
     for path, _ in listing.files:
         run_id = listing.owners[path]
         try:
-            with open(path, "rb") as handle:
+            with _open(path, listing.remote) as handle:
                 pq.read_metadata(handle)
         except FileNotFoundError:
             return DatasetError(f"damaged dataset: run '{run_id}' lists '{path}', which is missing")
@@ -173,7 +214,7 @@ def read_table(out: str | os.PathLike[str], table: str) -> pl.LazyFrame:
     current = _current(table)
     with _diagnosed(listing):  # reading each version's schema opens a file
         frames = [
-            _as_current(_scan(table, [path for path, _ in group]), current)
+            _as_current(_scan(table, [path for path, _ in group], listing.remote), current)
             for _, group in groupby(listing.files, key=lambda item: item[1])
         ]
     scan = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
@@ -223,7 +264,9 @@ def _checked_source(
     return register_io_source(source, schema=schema)
 
 
-def _scan(table: str, files: list[str]) -> pl.LazyFrame:
+def _scan(table: str, files: list[str], remote: str | None = None) -> pl.LazyFrame:
+    if remote is not None:
+        return _scan_remote(table, files, remote)
     if table == "runs":
         return pl.scan_parquet(files, glob=False)
     return pl.scan_parquet(
@@ -238,3 +281,19 @@ def _as_current(frame: pl.LazyFrame, current: dict[str, pl.DataType]) -> pl.Lazy
         (pl.col(name) if name in present else pl.lit(None)).cast(dtype).alias(name)
         for name, dtype in current.items()
     )
+
+
+def _scan_remote(table: str, files: list[str], remote: str) -> pl.LazyFrame:
+    """Files on an object store, through pyarrow's dataset over the fsspec filesystem (so the
+    credentials are the filesystem's own), with `log_date` from the Hive folder names."""
+    import pyarrow.dataset as ds
+    from pyarrow.fs import FSSpecHandler, PyFileSystem
+
+    fs, root = location.filesystem(remote)
+    arrow_fs = PyFileSystem(FSSpecHandler(fs))
+    if table == "runs":
+        return pl.scan_pyarrow_dataset(ds.dataset(files, filesystem=arrow_fs, format="parquet"))
+    partitioning = ds.partitioning(pa.schema([("log_date", pa.string())]), flavor="hive")
+    dataset = ds.dataset(files, filesystem=arrow_fs, format="parquet", partitioning=partitioning,
+                         partition_base_dir=f"{root}/{table}")
+    return pl.scan_pyarrow_dataset(dataset).with_columns(pl.col("log_date").str.to_date())

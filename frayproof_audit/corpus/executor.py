@@ -1,59 +1,85 @@
-"""The one place that decides how tasks run: a plain loop, threads, or loky processes.
+"""The one place that decides how tasks run: a plain loop, threads, loky processes, Dask or Ray.
 
-Everything else hands this module a function and a list of task values and gets results back
-in completion order; each result carries its own key, so order never matters.
+An `Executor` is three verbs: `submit(function, shared, tasks)`, `completed()` (results as they
+finish, each carrying its own key, so order never matters) and, when a worker vanishes, the
+`WorkerLost` that `completed()` raises, naming the tasks that were in flight. The caller's retry
+policy (`run._execute`: each lost task once more, alone, then given up) is therefore the same on
+every backend, and needs no shared filesystem: the executor itself knows which tasks it handed
+out and which came back, because it lets joblib pull tasks no faster than workers take them.
 
-A new backend (dask, ray) needs all of this:
+Every backend is entered through `joblib.parallel_config`, never hard-coded into a `Parallel`:
 
-* its name in `config.BACKENDS` (the CLI's `--backend` choices come from there), and in
-  `PROCESS_BACKENDS` when its workers are separate processes;
-* a branch in `run_tasks` that ships `function` and each task (picklable frozen values) to the
-  workers and yields the results; streaming them as they finish keeps the progress line live,
-  but a backend that can only hand back a list (ray's `get`) may yield from that list;
-* worker loss detection: `run_tasks` must raise `WorkerDied` when a worker vanishes (loky
-  raises `BrokenExecutor`, translated below; dask or ray raise their own errors, to be mapped
-  the same way), and the workers must share a filesystem with the parent, because the parent
-  finds the shards that were in flight from the marker files `audit_shard` leaves in the
-  run's `_inflight` folder (see `run._execute`), and workers stage their part files there too;
-* orphans: a worker process must end when the process that started it dies (SIGKILL, a
-  crash), busy or idle; loky workers get `exit_with_parent` as their initializer;
-* early exit: when the caller stops consuming (an error, Ctrl-C, SIGTERM) and closes the
-  iterator, every worker is stopped before `run_tasks` returns, so nothing writes into a staging
-  folder that is being removed and no process outlives the run.
+* `loky` — local worker processes; they end when the process that started them dies
+  (`exit_with_parent`, SIGKILL included). `start()` warms the pool in a background thread, so
+  workers start and import the engine while the parent plans the shards.
+* `threading` — threads of this process (no worker can be lost).
+* `dask` — a Dask cluster: `scheduler` is `tcp://HOST:PORT` of a running scheduler, or `local`
+  to start a `LocalCluster` of `n_jobs` single-threaded worker processes. The `shared` value (the
+  run's settings with the compiled contract) is scattered to every worker once; tasks carry only
+  shard descriptors. Dask reschedules the tasks of a worker that dies by itself; a task that
+  keeps killing workers ends as `KilledWorker`, which is a `WorkerLost` here.
+* `ray` — a Ray cluster through `ray.util.joblib` (the `ray` extra); `scheduler` is the Ray
+  address (`auto`, `ray://HOST:PORT`) or `local`. Ray's joblib backend cannot stream results, so
+  tasks run in rounds of one per worker and each round's results are yielded as it ends.
+
+Closing an executor (or leaving `completed()` early: an error, Ctrl-C, SIGTERM) stops every task
+still running, so nothing writes into a staging area that is being removed, and shuts down a
+cluster it started; a cluster it only connected to is left running.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import BrokenExecutor
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 import joblib
 
+from frayproof_audit.errors import InputError
+
+S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
-PROCESS_BACKENDS = frozenset({"loky"})
+PROCESS_BACKENDS = frozenset({"loky", "dask", "ray"})
 """Backends whose workers are separate processes, so one can die without taking the run."""
+CLUSTER_BACKENDS = frozenset({"dask", "ray"})
+"""Backends that need `--scheduler`: the work runs wherever that cluster's workers are."""
 
 
-class WorkerDied(Exception):
-    """A worker process vanished (killed, out of memory): the pool is broken, results are lost."""
+class WorkerLost(Exception):
+    """A worker vanished (killed, out of memory) while running `in_flight` (indices of the tasks
+    given to `submit`): their results are lost; every other task either finished or never ran."""
+
+    def __init__(self, reason: str, in_flight: tuple[int, ...] = ()) -> None:
+        super().__init__(reason)
+        self.in_flight = in_flight
+
+
+WorkerDied = WorkerLost
+"""The older name of `WorkerLost`."""
+
+
+class BackendError(InputError):
+    """A backend cannot be used: its extra is not installed, or its scheduler cannot be reached."""
 
 
 AUTO_BYTES_PER_WORKER = 48 * 1024 * 1024
 """With `--jobs -1`, one worker per this much input (up to every core): starting a process pool
 costs a second or two, which small inputs never win back, so they run in this process."""
 
-
 WATCH_SECONDS = 0.5
 """How often a worker process checks that the process that started it is still there."""
 ORPHANED_EXIT = 70
 """Exit status of a worker process that found its parent gone."""
+CONNECT_TIMEOUT_S = 30
+"""How long to wait for a Dask scheduler to answer and for its first worker to show up."""
 
 
 def exit_with_parent(parent: int) -> None:
@@ -94,44 +120,289 @@ def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
     return max(1, min(wanted, tasks))
 
 
+def warm_worker() -> int:
+    """Run once in every fresh loky worker by `Executor.start`: import what auditing a shard
+    needs, so the first real task does not pay for it."""
+    import frayproof_audit.corpus.worker  # noqa: F401 - the import is the point
+
+    return os.getpid()
+
+
+class Executor(Generic[S, T, R]):
+    """Runs `function(shared, task)` for each task on one backend; see the module docstring."""
+
+    def __init__(self, backend: str, n_jobs: int, scheduler: str | None = None) -> None:
+        self.backend = backend
+        self.n_jobs = n_jobs
+        self.scheduler = scheduler
+        self._client: Any = None
+        self._cluster: Any = None
+        self._warming: threading.Thread | None = None
+        self._work: Iterator[R] | None = None
+        self._start_error: BaseException | None = None
+        self._closers: list[Callable[[], None]] = []
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    def start(self) -> Executor[S, T, R]:
+        """Begin starting workers in the background (loky: the pool; dask and ray: connecting
+        to, or starting, the cluster and importing the engine on its workers), so they get ready
+        while the caller plans. The first `submit` (or `jobs`) waits for them; an error starting
+        a cluster is raised there."""
+        if self._warming is not None or self._client is not None:
+            return self
+        target = {"dask": self._start_dask, "ray": self._start_ray}.get(self.backend)
+        if target is None and self.backend == "loky" and self.n_jobs > 1:
+            target = self._warm_loky
+        if target is not None:
+            self._warming = threading.Thread(target=self._started, args=(target,), name="start-workers",
+                                             daemon=True)
+            self._warming.start()
+        return self
+
+    def _started(self, target: Callable[[], None]) -> None:
+        try:
+            target()
+        except BaseException as exc:  # handed to the caller's thread by `_ready`
+            self._start_error = exc
+
+    def _ready(self) -> None:
+        """Wait for `start` to finish; raise what went wrong starting a cluster."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        error, self._start_error = self._start_error, None
+        if error is not None:
+            raise error
+        if self.backend in CLUSTER_BACKENDS and self._client is None:
+            (self._start_dask if self.backend == "dask" else self._start_ray)()
+
+    @property
+    def jobs(self) -> int:
+        """Workers the tasks are spread over (for a cluster: its worker threads or CPUs)."""
+        self._ready()
+        if self.backend == "dask" and self._client is not None:
+            threads: int = sum(self._client.nthreads().values())
+            return max(1, threads)
+        if self.backend == "ray" and self._client is not None:
+            return max(1, int(self._client.cluster_resources().get("CPU", 1)))
+        jobs: int = self.n_jobs
+        return jobs
+
+    def close(self) -> None:
+        """Stop what is running and shut down whatever this executor started."""
+        self._stop_work()
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        for closer in reversed(self._closers):
+            with contextlib.suppress(Exception):
+                closer()
+        self._closers.clear()
+        self._client = self._cluster = None
+
+    def __enter__(self) -> Executor[S, T, R]:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- submit / completed ------------------------------------------------------------------
+
+    def submit(self, function: Callable[[S, T], R], shared: S, tasks: Sequence[T]) -> None:
+        """Hand out `tasks`; their results come from `completed()`."""
+        self._stop_work()
+        self._work = self._run(function, shared, list(tasks))
+
+    def completed(self) -> Iterator[R]:
+        """Results of the submitted tasks as they finish; raises `WorkerLost` if a worker vanished."""
+        work, self._work = self._work, None
+        if work is None:
+            return
+        try:
+            yield from work
+        finally:
+            close = getattr(work, "close", None)
+            if close is not None:
+                close()
+
+    def _stop_work(self) -> None:
+        work, self._work = self._work, None
+        close = getattr(work, "close", None)
+        if close is not None:
+            close()
+
+    def _run(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Generator[R, None, None]:
+        if not tasks:
+            return
+        if self.backend not in CLUSTER_BACKENDS and self.n_jobs == 1:
+            for task in tasks:  # no pool: no start-up cost, same results
+                yield function(shared, task)
+            return
+        self._ready()
+        if self.backend == "ray":
+            yield from self._rounds(function, shared, tasks)
+            return
+        jobs = self._pool_jobs(len(tasks))
+        handed_out: list[int] = []
+        finished: set[int] = set()
+
+        def hand_out() -> Iterator[Any]:
+            for index, task in enumerate(tasks):
+                handed_out.append(index)
+                yield joblib.delayed(_indexed)(function, index, shared, task)
+
+        with joblib.parallel_config(**self._config(jobs, shared)):
+            parallel = joblib.Parallel(
+                return_as="generator_unordered", batch_size=1, pre_dispatch="n_jobs"
+            )
+            results = parallel(hand_out())
+            try:
+                for index, result in results:
+                    finished.add(index)
+                    yield result
+            except BaseException as exc:
+                lost = _lost_reason(exc)
+                if lost is None:
+                    raise
+                in_flight = tuple(i for i in handed_out if i not in finished)
+                raise WorkerLost(lost, in_flight) from exc
+            finally:
+                with warnings.catch_warnings():  # joblib warns that the tasks it kills were lost
+                    warnings.simplefilter("ignore", UserWarning)
+                    results.close()  # a no-op once every result is in; otherwise kills the workers
+
+    def _rounds(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Iterator[R]:
+        """Backends without streaming (Ray): one task per worker per round, results per round."""
+        size = max(1, self.jobs)
+        for first in range(0, len(tasks), size):
+            chunk = list(enumerate(tasks[first : first + size], start=first))
+            with joblib.parallel_config(**self._config(size, shared)):
+                try:
+                    done = joblib.Parallel(return_as="list", batch_size=1)(
+                        joblib.delayed(_indexed)(function, index, shared, task) for index, task in chunk
+                    )
+                except BaseException as exc:
+                    lost = _lost_reason(exc)
+                    if lost is None:
+                        raise
+                    raise WorkerLost(lost, tuple(index for index, _ in chunk)) from exc
+            for _, result in done:
+                yield result
+
+    def _pool_jobs(self, tasks: int) -> int:
+        if self.backend in CLUSTER_BACKENDS:
+            return -1  # the cluster's size, whatever --jobs says
+        jobs = effective_jobs(self.n_jobs, tasks)
+        return max(jobs, 2) if self.backend == "loky" else jobs  # n_jobs=1 would run in-process
+
+    def _config(self, jobs: int, shared: Any) -> dict[str, Any]:
+        if self.backend == "loky":
+            return {"backend": "loky", "n_jobs": jobs, "initializer": exit_with_parent,
+                    "initargs": (os.getpid(),)}
+        if self.backend == "dask":
+            return {"backend": "dask", "n_jobs": jobs, "client": self._client,
+                    "scatter": [shared], "wait_for_workers_timeout": CONNECT_TIMEOUT_S}
+        if self.backend == "ray":
+            return {"backend": "ray", "n_jobs": jobs}
+        return {"backend": self.backend, "n_jobs": jobs}
+
+    # --- backends ------------------------------------------------------------------------------
+
+    def _warm_loky(self) -> None:
+        try:
+            with joblib.parallel_config(**self._config(max(self.n_jobs, 2), None)):
+                joblib.Parallel()(joblib.delayed(warm_worker)() for _ in range(max(self.n_jobs, 2)))
+        except Exception:
+            pass
+
+    def _start_dask(self) -> None:
+        if self._client is not None:
+            return
+        try:
+            distributed: Any = importlib.import_module("dask.distributed")
+        except ImportError:
+            raise BackendError(
+                "--backend dask needs Dask: pip install 'frayproof-audit[dask]'"
+            ) from None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "port 8787 is already in use" and the like
+            try:
+                if self.scheduler in (None, "local"):
+                    workers = self.n_jobs if self.n_jobs > 0 else None
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=workers, threads_per_worker=1, processes=True,
+                        dashboard_address=None, silence_logs=40,
+                    )
+                    self._closers.append(self._cluster.close)
+                    self._client = distributed.Client(self._cluster, set_as_default=False)
+                else:
+                    self._client = distributed.Client(self.scheduler, timeout=CONNECT_TIMEOUT_S,
+                                          set_as_default=False)
+            except OSError as exc:
+                raise BackendError(f"cannot reach the Dask scheduler {self.scheduler}: {exc}") from None
+        self._closers.append(self._client.close)
+        try:  # import the engine on every worker now, not in the first task
+            self._client.run(warm_worker)
+        except Exception as exc:
+            raise BackendError(f"the Dask workers cannot run the audit ({type(exc).__name__}: {exc});"
+                               " install frayproof-audit, the same version, on every worker") from None
+
+    def _start_ray(self) -> None:
+        if self._client is not None:
+            return
+        try:
+            import ray
+            from ray.util.joblib import register_ray
+        except ImportError:
+            raise BackendError("--backend ray needs Ray: pip install 'frayproof-audit[ray]'") from None
+        if not ray.is_initialized():
+            address = None if self.scheduler in (None, "local") else self.scheduler
+            if address is None and self.n_jobs > 0:
+                ray.init(num_cpus=self.n_jobs, include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+            self._closers.append(ray.shutdown)
+        register_ray()
+        self._client = ray
+
+
+def _indexed(function: Callable[[S, T], R], index: int, shared: S, task: T) -> tuple[int, R]:
+    """Runs in the worker: the result with the index of its task, so the parent knows which came
+    back whatever the order."""
+    return index, function(shared, task)
+
+
+def _lost_reason(exc: BaseException) -> str | None:
+    """Why `exc` means a worker vanished (one line), or None when it means something else."""
+    if isinstance(exc, BrokenExecutor):
+        text = str(exc)
+        return text.split(". ")[0].splitlines()[0] if text else type(exc).__name__
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & {"KilledWorker", "WorkerCrashedError", "RayActorError", "ActorDiedError",
+                "NodeDiedError", "WorkerLostError"}:
+        text = " ".join(str(exc).split())
+        return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+    return None
+
+
 def run_tasks(
     function: Callable[[T], R],
     tasks: Sequence[T],
     backend: str,
     n_jobs: int,
+    scheduler: str | None = None,
 ) -> Generator[R, None, None]:
-    """Results of `function(task)` as they complete.
+    """Results of `function(task)` as they complete, on a pool started for this call.
 
-    `n_jobs == 1` is a plain loop in this process (no start-up cost, same results). Otherwise a
-    process backend always runs tasks in worker processes, even a single one, so a task that
-    kills its worker never takes the run with it. Raises `WorkerDied` when a worker vanishes.
-    Closing the iterator early (or an exception, Ctrl-C included, while waiting for results)
-    kills the workers still running.
+    The simple form of `Executor` for a single batch of tasks. Raises `WorkerLost` when a worker
+    vanishes. Closing the iterator early stops the workers still running.
     """
-    if not tasks:
-        return
-    if n_jobs == 1:
-        for task in tasks:
-            yield function(task)
-        return
-    jobs = effective_jobs(n_jobs, len(tasks))
-    if backend in PROCESS_BACKENDS:
-        jobs = max(jobs, 2)  # joblib runs n_jobs=1 in this process; two workers keep it out
-    options = {}
-    if backend in PROCESS_BACKENDS:
-        options = {"initializer": exit_with_parent, "initargs": (os.getpid(),)}
-    with joblib.parallel_config(backend=backend, n_jobs=jobs, **options):
-        parallel = joblib.Parallel(
-            return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs"
-        )
-        results = parallel(joblib.delayed(function)(task) for task in tasks)
-        try:
-            for result in results:  # noqa: UP028 - `yield from` would close it before `finally`
-                yield result
-        except BrokenExecutor as exc:
-            reason = str(exc).split(". ")[0].splitlines()[0] if str(exc) else type(exc).__name__
-            raise WorkerDied(reason) from exc
-        finally:
-            with warnings.catch_warnings():  # joblib warns that the tasks it kills were lost
-                warnings.simplefilter("ignore", UserWarning)
-                results.close()  # a no-op once every result is in; otherwise kills the workers
+    executor: Executor[Callable[[T], R], T, R] = Executor(backend, n_jobs, scheduler)
+    with executor:
+        executor.submit(_call, function, tasks)
+        yield from executor.completed()
+
+
+def _call(function: Callable[[T], R], task: T) -> R:
+    return function(task)

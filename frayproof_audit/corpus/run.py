@@ -16,9 +16,9 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.config import (
@@ -30,14 +30,23 @@ from frayproof_audit.corpus.config import (
     ConfigError,
     FieldMap,
 )
-from frayproof_audit.corpus.executor import WorkerDied, effective_jobs, run_tasks
+from frayproof_audit.corpus.executor import CLUSTER_BACKENDS, Executor, WorkerLost, effective_jobs
+from frayproof_audit.corpus.incremental import Incremental, plan_incremental
 from frayproof_audit.corpus.shards import Shard, plan
-from frayproof_audit.corpus.sources import expand_sources
-from frayproof_audit.corpus.store import Stage, StoreError, local_folder
+from frayproof_audit.corpus.sources import Source, expand_sources
+from frayproof_audit.corpus.store import Stage, StoreError, open_stage, output_location
 from frayproof_audit.corpus.summary import NotAudited, RunSummary
 from frayproof_audit.corpus.tables import file_metadata, runs_row
 from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
 from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.object_store import ObjectStage
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.object_store import ObjectStage
+
+_Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,8 @@ def audit(
     *,
     jobs: int = -1,
     backend: str = "loky",
+    scheduler: str | None = None,
+    incremental: bool = False,
     run_id: str | None = None,
     fields: dict[str, str] | FieldMap | None = None,
     mutate: bool = True,
@@ -89,6 +100,8 @@ def audit(
         contract=contract,
         n_jobs=jobs,
         backend=backend,
+        scheduler=scheduler,
+        incremental=incremental,
         run_id=run_id,
         fields=field_map,
         mutate=mutate,
@@ -116,41 +129,57 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     started = datetime.now(UTC)
     clock = time.perf_counter()
     run_id = config.run_id or new_run_id(started)
-    local_folder(config.out)  # a URI is refused before anything is read or created
+    output_location(config.out)  # a bad OUT is refused before anything is read or created
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
     expanded = expand_sources(config.inputs, config.out)
-    shards = plan(expanded.sources, config.shard_bytes)
-    stage = Stage(config.out, run_id)
+    sources = expanded.sources
+    if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
+        sources = tuple(source.absolute() for source in sources)
+    executor: _Executor = Executor(config.backend, _estimated_jobs(config, sources), config.scheduler)
     try:
-        run_date = started.date().isoformat()
-        settings = WorkerSettings(
-            run_id=run_id,
-            run_date=run_date,
-            contract=contract,
-            fields=config.fields,
-            mutate=config.mutate,
-            operators=config.operators,
-            input_format=config.input_format or contract.format,
-            max_record_bytes=config.max_record_bytes,
-            staging_dir=str(stage.folder),
-            inflight_dir=str(stage.inflight),
-            max_mutants=config.max_mutants_per_pair,
-            repair_out=config.repair_out,
-        )
-        collector = _Collector(stage, shards, contract, run_id, progress, clock)
-        _execute(shards, settings, config, collector)
-        stage.fill_empty_tables(run_date, collector.meta)
-        finished = datetime.now(UTC)
-        note = expanded.note()
-        summary = collector.summary(config, started, finished, time.perf_counter() - clock,
-                                    notes=(note,) if note else ())
-        row = runs_row(config, summary, contract, started, finished, _jobs(config, shards), stage.staged)
-        stage.commit(row, file_metadata("runs", run_id, contract.sha256))
-    except BaseException:
-        stage.close()
-        raise
+        executor.start()  # loky workers start (and import the engine) while the parent plans
+        incremental: Incremental | None = None
+        if config.incremental:
+            incremental = plan_incremental(sources, config.out, contract.fingerprint)
+            sources = incremental.sources
+        shards = plan(sources, config.shard_bytes, incremental.starts if incremental else None)
+        executor.n_jobs = _jobs(config, shards)
+        stage = open_stage(config.out, run_id)
+        try:
+            run_date = started.date().isoformat()
+            settings = WorkerSettings(
+                run_id=run_id,
+                run_date=run_date,
+                contract=contract,
+                fields=config.fields,
+                mutate=config.mutate,
+                operators=config.operators,
+                input_format=config.input_format or contract.format,
+                max_record_bytes=config.max_record_bytes,
+                staging_dir=stage.worker_folder,
+                max_mutants=config.max_mutants_per_pair,
+                repair_out=config.repair_out,
+            )
+            collector = _Collector(stage, shards, contract, run_id, progress, clock)
+            _execute(shards, settings, executor, collector)
+            stage.fill_empty_tables(run_date, collector.meta)
+            finished = datetime.now(UTC)
+            notes = [note for note in (expanded.note(), incremental and incremental.note()) if note]
+            summary = collector.summary(config, started, finished, time.perf_counter() - clock,
+                                        notes=tuple(notes), incremental=incremental)
+            audited = None
+            if incremental is not None:
+                audited = incremental.audited(collector.by_source, collector.not_audited_sources())
+            row = runs_row(config, summary, contract, started, finished, executor.jobs, stage.staged,
+                           audited)
+            stage.commit(row, file_metadata("runs", run_id, contract.sha256))
+        except BaseException:
+            stage.close()
+            raise
+    finally:
+        executor.close()
     return summary
 
 
@@ -162,29 +191,55 @@ def _check_mutation(operators: tuple[str, ...] | None) -> None:
         raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
 
 
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """One task: a shard and which attempt this is (2 for the retry of a lost one)."""
+
+    shard: Shard
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class _ShardCall:
+    """What a worker runs: `function` (normally `audit_shard`) on one shard with the run's
+    settings. The settings travel separately from the shard so a cluster receives them once."""
+
+    function: Callable[[ShardTask], ShardResult]
+
+    def __call__(self, settings: WorkerSettings, piece: _Piece) -> ShardResult:
+        return self.function(ShardTask(piece.shard, settings, piece.attempt))
+
+
 def _execute(
-    shards: tuple[Shard, ...], settings: WorkerSettings, config: AuditConfig, collector: _Collector
+    shards: tuple[Shard, ...], settings: WorkerSettings, executor: _Executor, collector: _Collector
 ) -> None:
-    """Run every shard; a shard whose worker died is retried once, alone, then given up."""
+    """Run every shard; a shard whose worker was lost is retried once, alone, then given up.
+
+    The executor names the shards that were in flight when a worker vanished; the others go on
+    in the (new) pool. The same on every backend."""
+    call = _ShardCall(audit_shard)  # looked up now, so a test can stand in for it
     queue = list(shards)
-    jobs = _jobs(config, shards)
     while queue:
-        tasks = [ShardTask(shard, settings) for shard in queue]
+        pieces = [_Piece(shard) for shard in queue]
+        executor.submit(call, settings, pieces)
         try:
-            with closing(run_tasks(audit_shard, tasks, config.backend, jobs)) as results:
-                for result in results:
-                    collector.accept(result)
+            for result in executor.completed():
+                collector.accept(result)
             return
-        except WorkerDied:
+        except WorkerLost as exc:
             pending = [shard for shard in queue if not collector.done(shard.ordinal)]
-            inflight = collector.stage.inflight
-            interrupted = [s for s in pending if (inflight / str(s.ordinal)).exists()]
-            if not interrupted:
-                interrupted = pending  # died outside any shard: take no chances, isolate all
-            queue = [shard for shard in pending if shard not in interrupted]
-            for shard in interrupted:
-                (inflight / str(shard.ordinal)).unlink(missing_ok=True)
-                _retry_alone(shard, settings, config.backend, jobs, collector)
+            lost = [pieces[i].shard for i in exc.in_flight if not collector.done(pieces[i].shard.ordinal)]
+            if not lost:
+                lost = pending  # lost outside any shard: take no chances, isolate all
+            queue = [shard for shard in pending if shard not in lost]
+            for shard in lost:
+                _retry_alone(shard, settings, executor, call, collector)
+
+
+def _estimated_jobs(config: AuditConfig, sources: tuple[Source, ...]) -> int:
+    """`_jobs` before planning, from file sizes alone (what starting the pool early needs)."""
+    tasks = sum(max(1, -(-source.size // config.shard_bytes)) for source in sources)
+    return effective_jobs(config.n_jobs, tasks, sum(source.size for source in sources))
 
 
 def _jobs(config: AuditConfig, shards: tuple[Shard, ...]) -> int:
@@ -192,15 +247,13 @@ def _jobs(config: AuditConfig, shards: tuple[Shard, ...]) -> int:
 
 
 def _retry_alone(
-    shard: Shard, settings: WorkerSettings, backend: str, jobs: int, collector: _Collector
+    shard: Shard, settings: WorkerSettings, executor: _Executor, call: _ShardCall, collector: _Collector
 ) -> None:
-    task = [ShardTask(shard, settings, attempt=2)]
+    executor.submit(call, settings, [_Piece(shard, attempt=2)])
     try:
-        with closing(run_tasks(audit_shard, task, backend, jobs)) as results:
-            for result in results:
-                collector.accept(result)
-    except WorkerDied as exc:
-        (collector.stage.inflight / str(shard.ordinal)).unlink(missing_ok=True)
+        for result in executor.completed():
+            collector.accept(result)
+    except WorkerLost as exc:
         collector.give_up(shard, f"the worker died twice ({exc})")
 
 
@@ -209,7 +262,7 @@ class _Collector:
 
     def __init__(
         self,
-        stage: Stage,
+        stage: Stage | ObjectStage,
         shards: tuple[Shard, ...],
         contract: Contract,
         run_id: str,
@@ -228,6 +281,7 @@ class _Collector:
         self.finished: set[int] = set()
         self.not_audited: dict[int, NotAudited] = {}
         self.weight_done = 0
+        self.by_source: dict[str, int] = {}
         self.weight_total = sum(shard.weight for shard in shards)
 
     def meta(self, table: str) -> dict[str, str]:
@@ -245,6 +299,8 @@ class _Collector:
             return
         self.stage.accept(result.files)
         self.tally.add(result.tally)
+        path = shard.source.path
+        self.by_source[path] = self.by_source.get(path, 0) + result.tally.pairs
         self.samples[result.ordinal] = result.tally.samples
         self.engine_samples[result.ordinal] = result.tally.engine_samples
         self._finish(shard)
@@ -265,9 +321,9 @@ class _Collector:
 
     def summary(
         self, config: AuditConfig, started: datetime, finished: datetime, duration: float,
-        notes: tuple[str, ...] = (),
+        notes: tuple[str, ...] = (), incremental: Incremental | None = None,
     ) -> RunSummary:
-        return RunSummary.from_tally(
+        summary = RunSummary.from_tally(
             self.tally,
             run_id=self.run_id,
             out=config.out,
@@ -286,6 +342,11 @@ class _Collector:
             allow_engine_errors=config.allow_engine_errors,
             notes=notes,
         )
+        return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
+
+    def not_audited_sources(self) -> set[str]:
+        """Paths of inputs with a shard that could not be audited (never "already audited")."""
+        return {self.shards[ordinal].source.path for ordinal in self.not_audited}
 
 
 def _first(samples: dict[int, list[str]]) -> list[str]:

@@ -14,13 +14,13 @@ import hashlib
 import io
 import zlib
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.shards import Shard, open_local
+from frayproof_audit.corpus.shards import Shard, open_source
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256
@@ -51,14 +51,15 @@ def read_shard(shard: Shard, limit: int, columns: list[str] | None) -> Iterator[
     return _jsonl_lines(shard, limit)
 
 
-def _open(shard: Shard) -> io.BufferedIOBase:
-    path, kind = shard.source.local, shard.source.kind
+def _open(shard: Shard, raw: IO[bytes]) -> io.BufferedIOBase:
+    """The shard's byte stream over `raw` (closed by the caller): decompressed, or positioned."""
+    kind = shard.source.kind
     if kind == "jsonl.gz":
-        return gzip.GzipFile(path, "rb")
+        return gzip.GzipFile(fileobj=raw, mode="rb")
     if kind == "jsonl.zst":
-        stream = pa.CompressedInputStream(open_local(path), "zstd")
+        stream = pa.CompressedInputStream(raw, "zstd")
         return io.BufferedReader(stream, buffer_size=_BUFFER)
-    handle = io.BufferedReader(io.FileIO(path, "rb"), buffer_size=_BUFFER)
+    handle = io.BufferedReader(raw, buffer_size=_BUFFER)  # type: ignore[type-var]
     handle.seek(shard.start)
     return handle
 
@@ -70,7 +71,8 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
     """Non-blank lines of the shard's byte range (or the whole compressed stream)."""
     line_no = shard.first_row - 1
     remaining = shard.stop - shard.start if shard.source.kind == "jsonl" else -1
-    with _open(shard) as handle:
+    opened = open_source(shard.source) if shard.source.remote else io.FileIO(shard.source.local, "rb")
+    with opened as raw, _open(shard, raw) as handle:
         while remaining != 0:
             try:
                 line = handle.readline(limit + 2)
@@ -167,7 +169,7 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
     cannot be read is one problem `Raw` (the planner gave it `records = None`)."""
     row = shard.first_row
     try:
-        handle = open_local(shard.source.local)  # never a URI; names that are not UTF-8 open too
+        handle = open_source(shard.source)  # never a URI; names that are not UTF-8 open too
     except OSError as exc:
         yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the file: {exc.strerror or exc}")
         return

@@ -11,12 +11,14 @@ and `shard_bytes`, never on the number of workers, so any `--jobs` gives the sam
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from frayproof_audit.corpus import location
 from frayproof_audit.corpus.sources import Source, SourceError
 
 _SCAN_CHUNK = 4 * 1024 * 1024
@@ -27,6 +29,16 @@ def open_local(path: str) -> pa.NativeFile:
     (`in:1/x.parquet` is "filesystem `in`"), so every Arrow read goes through an open file;
     the name is passed as bytes so names that are not UTF-8 open too."""
     return pa.OSFile(os.fsencode(path))
+
+
+def open_source(source: Source) -> IO[bytes]:
+    """A binary file for an input: the local file, or the object read through fsspec. Readers
+    hand this file object to Arrow, so no name is ever parsed as a URI by accident."""
+    if source.remote:
+        fs, path = location.filesystem(source.path)
+        handle: IO[bytes] = fs.open(path, "rb")
+        return handle
+    return open(source.local, "rb")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +78,19 @@ class Shard:
         return self.size
 
 
-def plan(sources: tuple[Source, ...], shard_bytes: int) -> tuple[Shard, ...]:
-    """All shards of all sources, numbered in source order (the order of the final tables)."""
+def plan(
+    sources: tuple[Source, ...], shard_bytes: int, starts: Mapping[str, tuple[int, int]] | None = None
+) -> tuple[Shard, ...]:
+    """All shards of all sources, numbered in source order (the order of the final tables).
+
+    `starts` maps a plain JSONL source's path to (byte offset, lines before it): only the lines
+    from there on are planned (an incremental run over a file that grew)."""
     shards: list[Shard] = []
     for source in sources:
         pieces: list[tuple[int, int, int, int | None]]
         if source.kind == "jsonl":
-            pieces = list(_jsonl_ranges(source, shard_bytes))
+            begin, lines_skipped = (starts or {}).get(source.path, (0, 0))
+            pieces = list(_jsonl_ranges(source, shard_bytes, begin, lines_skipped))
         elif source.kind == "parquet":
             pieces = list(_parquet_groups(source, shard_bytes))
         else:
@@ -89,13 +107,17 @@ def plan(sources: tuple[Source, ...], shard_bytes: int) -> tuple[Shard, ...]:
     return tuple(shards)
 
 
-def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int]]:
-    """(start, stop, first line, lines) ranges; every stop is just after a newline or at EOF."""
-    start, first_line, lines_before = 0, 1, 0
-    target = shard_bytes
-    offset = 0
+def _jsonl_ranges(
+    source: Source, shard_bytes: int, begin: int = 0, lines_skipped: int = 0
+) -> Iterator[tuple[int, int, int, int]]:
+    """(start, stop, first line, lines) ranges from byte `begin` (a line start, `lines_skipped`
+    lines into the file) on; every stop is just after a newline or at EOF."""
+    start, first_line, lines_before = begin, lines_skipped + 1, lines_skipped
+    target = begin + shard_bytes
+    offset = begin
     try:
-        with open(source.local, "rb") as handle:
+        with open_source(source) as handle:
+            handle.seek(begin)
             while offset < source.size:  # bytes appended after expansion belong to the next run
                 chunk = handle.read(min(_SCAN_CHUNK, source.size - offset))
                 if not chunk:
@@ -119,7 +141,7 @@ def _jsonl_ranges(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, 
         raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
     if start < offset:
         trailing = 0 if offset == 0 else lines_before - first_line + 1
-        with open(source.local, "rb") as handle:
+        with open_source(source) as handle:
             handle.seek(offset - 1)
             if handle.read(1) != b"\n":
                 trailing += 1  # a last line without a newline is still a line
@@ -132,7 +154,7 @@ def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int
     A file whose footer cannot be read (not Parquet, truncated) is one shard with `records`
     unknown: its reader reports it as one input error, and the rest of the run goes on."""
     try:
-        with open_local(source.local) as handle:  # a file object: a colon is never a URI scheme
+        with open_source(source) as handle:  # a file object: a colon is never a URI scheme
             metadata = pq.ParquetFile(handle).metadata
     except (OSError, pa.ArrowException):
         yield 0, 1, 0, None

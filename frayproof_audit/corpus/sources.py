@@ -6,8 +6,9 @@ order give the same shards, the same part files and the same tables.
 
 What expansion promises, because a nightly job runs it unattended:
 
-* Every input is a local path. `scheme://…` is a URI and refused (object storage is not
-  supported yet); anything else, colons included (`audit:2025-06-02/`), is a local path.
+* An input is a URI only when it starts with `scheme://` (`s3://bucket/logs/`, `gs://…`):
+  then it is read through fsspec (`corpus/location.py`), `file://` being a local path. Anything
+  else, colons included (`audit:2025-06-02/`), is a local path.
 * Inputs are regular files. A FIFO, a device or a socket would block or never end, so naming one
   is an error, and so is `-` (standard input is not read: save it to a file first).
 * Folder walks follow symbolic links but enter every folder once (by device and inode), so links
@@ -27,11 +28,11 @@ import glob
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from urllib.parse import unquote
 
-from frayproof_audit.corpus.config import ConfigError
+from frayproof_audit.corpus import location
 from frayproof_audit.errors import InputError
 
 KINDS = {
@@ -46,7 +47,6 @@ KINDS = {
 """File name endings we read, and the reader each one needs."""
 
 _NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 # A dataset's own names (corpus/store.py); repeated here so expansion stays import-light.
 _LOCK = ".frayproof-audit.lock"
 _STAGING = "_staging"
@@ -73,10 +73,18 @@ class Source:
     size: int
     hive: tuple[tuple[str, str], ...] = ()
     os_path: str | None = None
+    remote: bool = False
+    """`path` is a URI read through fsspec (`s3://…`), not a local file."""
 
     @property
     def local(self) -> str:
         return self.path if self.os_path is None else self.os_path
+
+    def absolute(self) -> Source:
+        """The same source, opened by an absolute name (for workers with another working folder)."""
+        if self.remote or os.path.isabs(self.local):
+            return self
+        return replace(self, os_path=os.path.abspath(self.local))
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,16 +294,79 @@ def expand_sources(inputs: tuple[str, ...] | list[str], out: str | None = None) 
     `out` is the run's dataset folder: never read, whatever the inputs say. Raises
     `SourceError` (or `ConfigError` for a URI) for anything unusable.
     """
-    expander = _Expander(out)
+    local_out = location.local_path(out) if out is not None else None
+    expander = _Expander(local_out)
     chosen: dict[str, str] = {}  # realpath -> path as spelled
+    remote: dict[str, Source] = {}
     for given in inputs:
-        for path in _files_of(given, expander):
+        local = location.local_path(given)
+        if local is None:
+            for source in _remote_sources(given, out, expander):
+                remote.setdefault(source.path, source)
+            continue
+        for path in _files_of(local, expander):
             chosen.setdefault(os.path.realpath(path), os.path.normpath(path))
     skipped = tuple(expander.skipped)
-    if not chosen:
+    if not chosen and not remote:
         also = f" (skipped frayproof-audit output: {', '.join(skipped)})" if skipped else ""
         raise SourceError(f"the inputs hold no {_NONE_FOUND}{also}")
-    return ExpandedInputs(tuple(_source(path) for path in sorted(chosen.values())), skipped)
+    found = [_source(path) for path in chosen.values()] + list(remote.values())
+    return ExpandedInputs(tuple(sorted(found, key=lambda source: source.path)), skipped)
+
+
+def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[Source]:
+    """The data files under (or matched by) a URI, as remote sources, hidden names left out.
+
+    The `--out` dataset and any folder holding a dataset's `runs/` part files are skipped, as
+    for local folders."""
+    fs, root = location.filesystem(given)
+    fs.invalidate_cache()
+    try:
+        if _is_glob(root):
+            matched = fs.glob(root, detail=True)
+            infos: dict[str, dict[str, object]] = {}
+            for path, info in matched.items():
+                if info.get("type") == "directory":
+                    infos.update(fs.find(path, detail=True))
+                else:
+                    infos[path] = info
+            base = root[: min(root.find(c) for c in "*?[" if c in root)].rsplit("/", 1)[0]
+        elif fs.isdir(root):
+            infos, base = fs.find(root, detail=True), root
+        elif fs.isfile(root):
+            infos, base = {root: fs.info(root)}, root.rsplit("/", 1)[0]
+        else:
+            raise SourceError(f"input '{given}' does not exist")
+    except OSError as exc:
+        raise SourceError(f"cannot list input '{given}': {exc}") from None
+    out_path = None
+    if out is not None and location.is_uri(out) and location.scheme(out) == location.scheme(given):
+        out_path = location.filesystem(out)[1].rstrip("/") + "/"
+    datasets = {
+        path.rsplit("/", 2)[0] + "/"
+        for path in infos
+        if path.rsplit("/", 2)[-2:-1] == [_RUNS] and _PART.fullmatch(path.rsplit("/", 1)[-1])
+    }
+    sources = []
+    for path, info in sorted(infos.items()):
+        relative = path[len(base):].strip("/").split("/")
+        if any(_hidden(part) for part in relative) or kind_of(path) is None:
+            continue
+        owner = next((d for d in datasets if path.startswith(d)), None)
+        if out_path is not None and path.startswith(out_path):
+            owner = out_path
+        if owner is not None:
+            expander.skip(location.full_uri(given, owner.rstrip("/")))
+            continue
+        uri = location.full_uri(given, path)
+        kind = kind_of(path)
+        assert kind is not None
+        size = info.get("size")
+        sources.append(Source(uri, kind, int(size) if isinstance(size, int) else 0,
+                              _hive_values(uri), remote=True))
+    if not sources and not expander.skipped:
+        raise SourceError(f"input '{given}' holds no {_NONE_FOUND}")
+    return sources
 
 
 def expand_inputs(inputs: tuple[str, ...] | list[str], out: str | None = None) -> tuple[Source, ...]:
@@ -308,12 +379,6 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
     shown = display_path(given)
     if given == "-":
         raise SourceError("input '-': standard input is not read; save it to a file and give its path")
-    if _URI.match(given):
-        scheme = given.split(":", 1)[0]
-        raise ConfigError(
-            f"input '{shown}' is a URI ({scheme}://): object storage is not supported yet;"
-            " give a local file, folder or glob"
-        )
     literal = not _is_glob(given) or os.path.lexists(given)
     skipped = len(expander.skipped)
     if literal:

@@ -12,9 +12,11 @@ Every staging folder is held by an `flock` for the life of its run, so cleanup c
 folder of a dead run (lock free) from one of a run still going. Locks vanish with the process,
 SIGKILL included.
 
-OUT is always a local folder: a `scheme://` URI is refused before anything is created, and every
-Parquet file is written and read through a Python file object, so a path with a colon
-(`audit:2025-06-02`) is never taken for a URI. A disk that fills up (or any other OSError) while
+OUT is a local folder, or a URI of an object store (`s3://bucket/audit`), whose dataset is kept
+by `corpus/object_store.py` with the same layout and the same rule (a run exists once its `runs`
+row is written). A local OUT is written and read through Python file objects, so a path with a
+colon (`audit:2025-06-02`) is never taken for a URI; `file:///path` is the local path.
+A disk that fills up (or any other OSError) while
 staging or committing is a `StoreError`: the run stops, nothing partial is visible.
 """
 
@@ -23,18 +25,21 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from frayproof_audit.corpus import location
 from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
 from frayproof_audit.errors import InputError
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.object_store import ObjectStage
 
 STAGING = "_staging"
 LOGS_FOLDER = "_logs"
@@ -48,16 +53,37 @@ class StoreError(InputError):
     """OUT cannot be used as a dataset folder, or could not be written during the run (exit 2)."""
 
 
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+def output_location(path: str | os.PathLike[str]) -> Path | str:
+    """Where a dataset lives: a local folder (`file://` URIs included), or an object-store URI
+    whose filesystem is usable here (else a `StoreError` before anything is created)."""
+    text = os.fspath(path)
+    try:
+        local = location.local_path(text)
+        if local is not None:
+            return Path(local)
+        location.filesystem(text)
+    except location.LocationError as exc:
+        raise StoreError(str(exc)) from None
+    return text.rstrip("/")
 
 
 def local_folder(path: str | os.PathLike[str]) -> Path:
-    """`path` as a local folder; a URI (`s3://...`, `file://...`) is a `StoreError`."""
-    text = os.fspath(path)
-    if _URI.match(text):
-        raise StoreError(f"'{text}' is a URI: the dataset must be a local folder"
-                         f" (for a local folder of that name, write ./{text})")
-    return Path(text)
+    """`path` as a local folder; an object-store URI is a `StoreError` (for local-only tools)."""
+    found = output_location(path)
+    if not isinstance(found, Path):
+        raise StoreError(f"'{found}' is a URI: this needs a local folder"
+                         f" (for a local folder of that name, write ./{found})")
+    return found
+
+
+def open_stage(out: str | os.PathLike[str], run_id: str) -> Stage | ObjectStage:
+    """The staging area of a run into `out`, local or on an object store."""
+    found = output_location(out)
+    if isinstance(found, Path):
+        return Stage(found, run_id)
+    from frayproof_audit.corpus.object_store import ObjectStage
+
+    return ObjectStage(found, run_id)
 
 
 def part_name(run_id: str, number: int) -> str:
@@ -112,8 +138,13 @@ def stage_shard(
     Called by workers, so Parquet encoding runs in parallel and tables never travel back to the
     parent. Each file is written under a temporary name and renamed, so a worker that dies
     mid-write never leaves a truncated file under a real name; names depend only on the shard,
-    so a retry overwrites the same files. Returns the paths relative to the folder.
+    so a retry overwrites the same files. Returns the paths relative to the folder. A folder
+    that is a URI is written through fsspec: an object appears whole or not at all.
     """
+    if isinstance(folder, str) and location.is_uri(folder):
+        from frayproof_audit.corpus.object_store import stage_objects
+
+        return stage_objects(folder, run_id, ordinal, tables, metadata)
     written = []
     for table, by_date in sorted(tables.items()):
         for log_date, rows in sorted(by_date.items()):
@@ -168,11 +199,14 @@ class Stage:
             self._own_lock = _Lock(self.out / STAGING / f"{token}.lock")
             self.folder = self.out / STAGING / token
             self.folder.mkdir()
-            self.inflight = self.folder / "_inflight"
-            self.inflight.mkdir()
         except OSError as exc:
             raise StoreError(f"cannot use '{self.out}' as the output folder: {exc}") from None
         self.staged: list[str] = []
+
+    @property
+    def worker_folder(self) -> str:
+        """The staging folder as workers are told it: absolute, whatever their working folder."""
+        return os.path.abspath(self.folder)
 
     def _dataset_lock(self) -> _Held:
         return _Held(_Lock(self.out / LOCK))

@@ -36,6 +36,47 @@ TOP = 5
 
 
 @dataclass(frozen=True, slots=True)
+class Skipped:
+    """What `--incremental` left out, because a committed run with the same contract fingerprint
+    already audited it, and what it audited anyway."""
+
+    unchanged_inputs: int = 0
+    """Inputs skipped whole: same path, size and content hash as when they were audited."""
+    unchanged_records: int = 0
+    """Their records (lines or rows), as the run that audited them counted them."""
+    appended_inputs: int = 0
+    """JSONL files that only grew: their old lines were skipped, the new ones audited."""
+    appended_records: int = 0
+    """Lines of appended files skipped because they were audited before."""
+    changed_inputs: int = 0
+    """Inputs audited before whose content changed (rewritten, truncated): audited in full."""
+    new_inputs: int = 0
+    """Inputs no run with this contract fingerprint audited before."""
+
+    @property
+    def records(self) -> int:
+        return self.unchanged_records + self.appended_records
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "skipped_records": self.records,
+            "unchanged_inputs": self.unchanged_inputs,
+            "unchanged_records": self.unchanged_records,
+            "appended_inputs": self.appended_inputs,
+            "appended_records_skipped": self.appended_records,
+            "changed_inputs": self.changed_inputs,
+            "new_inputs": self.new_inputs,
+        }
+
+    def to_text(self) -> str:
+        return (f"incremental: skipped {self.records:,} already audited record(s): "
+                f"{self.unchanged_inputs:,} unchanged input(s) ({self.unchanged_records:,}),"
+                f" the old lines of {self.appended_inputs:,} appended input(s)"
+                f" ({self.appended_records:,}); audited {self.new_inputs:,} new and"
+                f" {self.changed_inputs:,} changed input(s) in full")
+
+
+@dataclass(frozen=True, slots=True)
 class NotAudited:
     """A shard whose records are not in the tables, and why."""
 
@@ -127,6 +168,8 @@ class RunSummary:
     """Pairs whose mutation sites exceeded the per-pair budget (`mutate.budget`)."""
     budget_sites: int = 0
     """Mutation sites the budget left unjudged (each such operator has one skipped entry)."""
+    skipped: Skipped | None = None
+    """What `--incremental` skipped (None: not an incremental run)."""
 
     @classmethod
     def from_tally(
@@ -202,7 +245,10 @@ class RunSummary:
 
     @property
     def nothing_audited(self) -> bool:
-        """No pair could be checked: exit 2 whatever the gates say."""
+        """No pair could be checked: exit 2 whatever the gates say. An incremental run that found
+        nothing new (no record read, something skipped) audited everything there was."""
+        if self.skipped is not None and self.pairs == 0 and not self.not_audited:
+            return self.skipped.records == 0 and self.skipped.unchanged_inputs == 0
         return self.checked == 0
 
     @property
@@ -314,6 +360,7 @@ class RunSummary:
                 for o in self.operators
             ],
             "notes": list(self.notes),
+            "incremental": self.skipped.to_dict() if self.skipped is not None else None,
             "input_error_samples": list(self.input_error_samples),
             "engine_error_samples": list(self.engine_error_samples),
             "not_audited": [
@@ -377,6 +424,8 @@ class RunSummary:
                 survival = f"{o.survival_rate:.1%}" if o.survival_rate is not None else "-"
                 lines.append(f"  {o.operator:<{width}} {o.survived:>7,} / {o.applicable:,} ({survival})"
                              + (f", {o.skipped:,} skipped" if o.skipped else ""))
+        if self.skipped is not None:
+            lines.append(f"  {self.skipped.to_text()}")
         if self.notes:
             lines.append("Notes:")
             lines.extend(f"  {note}" for note in self.notes)

@@ -128,6 +128,7 @@ RUNS_SCHEMA = pa.schema([
     _f("files", _STRINGS, False),
     _f("engine_errors", pa.int64(), False),  # schema 3
     _f("contract_fingerprint", pa.string()),  # schema 4 (null in older runs)
+    _f("sources", pa.string()),  # schema 4: the inputs an --incremental run audited (JSON)
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -228,6 +229,7 @@ def runs_row(
     finished: datetime,
     n_jobs: int,
     files: list[str],
+    sources: list[dict[str, Any]] | None = None,
 ) -> pa.Table:
     """The one-row `runs` table that commits a run: what ran, with what, and which files it wrote."""
     missing = [item.records for item in summary.not_audited]
@@ -259,6 +261,7 @@ def runs_row(
         "mutants_skipped": summary.mutants_skipped,
         "files": sorted(files),
         "engine_errors": summary.engine_errors,
+        "sources": None if sources is None else orjson.dumps(sources).decode(),
     }
     try:
         return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)

@@ -1,0 +1,168 @@
+"""The dataset on an object store (`s3://`, `gs://`, `abfs://`): no rename, no lock, same promise.
+
+The layout is the local one (`OUT/<table>/log_date=D/part-<run_id>-<n>.parquet`, `OUT/runs/`),
+so DuckDB, Polars and `read_table` read it the same way, and so is the rule that makes a commit
+atomic: a part file counts only when a `runs` row lists it, and the `runs` row is written last,
+as one object (a PUT is all or nothing). Workers write their part files under the run's own
+staging prefix `OUT/_staging/<run_id>.<token>/`, whose name no other run uses. The client alone
+commits:
+
+1. delete the `runs` row of the same run id, if any (from here the old run is not counted);
+2. delete that run's part files;
+3. copy the staged part files into place (a server-side copy on S3);
+4. write the `runs` row;
+5. delete the staging prefix.
+
+A run killed anywhere leaves only files no `runs` row lists; the next run with the same run id
+deletes them (its staging prefixes and any unlisted part files of that id) before it starts.
+Object stores have no locks, so two audits with the same run id must not run at the same time;
+runs with different ids never touch each other's files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from frayproof_audit.corpus import location
+from frayproof_audit.corpus.store import RUNS_FOLDER, STAGING, StoreError, part_name, run_of_part, runs_name
+from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
+
+
+def write_object(fs: Any, path: str, table: pa.Table, metadata: dict[str, str]) -> None:
+    """One Parquet object, written whole (it appears only when complete)."""
+    with fs.open(path, "wb") as handle:
+        pq.write_table(table.replace_schema_metadata(metadata), handle, compression="zstd")
+
+
+def stage_objects(
+    folder: str,
+    run_id: str,
+    ordinal: int,
+    tables: dict[str, dict[str, pa.Table]],
+    metadata: Callable[[str], dict[str, str]],
+) -> tuple[str, ...]:
+    """`store.stage_shard` for a staging prefix on an object store (runs in the worker)."""
+    fs, root = location.filesystem(folder)
+    written = []
+    for table, by_date in sorted(tables.items()):
+        for log_date, rows in sorted(by_date.items()):
+            relative = f"{table}/log_date={log_date}/{part_name(run_id, ordinal)}"
+            write_object(fs, f"{root}/{relative}", rows, metadata(table))
+            written.append(relative)
+    return tuple(written)
+
+
+def committed_run_files(fs: Any, root: str, run_id: str) -> set[str] | None:
+    """The files the `runs` row of `run_id` lists (relative to the dataset), None if uncommitted."""
+    path = f"{root}/{RUNS_FOLDER}/{runs_name(run_id)}"
+    try:
+        with fs.open(path, "rb") as handle:
+            row = pq.read_table(handle, columns=["files"]).to_pylist()
+    except FileNotFoundError:
+        return None
+    return set(row[0]["files"]) if row else set()
+
+
+class ObjectStage:
+    """The staging prefix of one run on an object store, and the commit that publishes it."""
+
+    def __init__(self, out: str, run_id: str) -> None:
+        self.out = out
+        self.run_id = run_id
+        self.fs, self.root = location.filesystem(out)
+        self.folder = location.join(out, STAGING, f"{run_id}.{uuid.uuid4().hex[:12]}")
+        self.staged: list[str] = []
+        try:
+            self._cleanup()
+        except OSError as exc:
+            raise StoreError(f"cannot use '{out}' as the output folder: {exc}") from None
+
+    @property
+    def worker_folder(self) -> str:
+        return self.folder
+
+    def _part_files(self) -> list[str]:
+        """Part files of this run id in the tables (paths inside the filesystem)."""
+        found = []
+        for table in PARTITIONED_TABLES:
+            for path in self.fs.glob(f"{self.root}/{table}/log_date=*/part-{self.run_id}-*.parquet"):
+                if run_of_part(path.rsplit("/", 1)[-1]) == self.run_id:
+                    found.append(path)
+        return found
+
+    def _cleanup(self) -> None:
+        """Delete what an interrupted run of this id left: its staging prefixes and part files no
+        `runs` row lists."""
+        self.fs.invalidate_cache()
+        staging = f"{self.root}/{STAGING}"
+        for path in self.fs.glob(f"{staging}/{self.run_id}.*"):
+            if path.rsplit("/", 1)[-1].startswith(f"{self.run_id}."):
+                self.fs.rm(path, recursive=True)
+        listed = committed_run_files(self.fs, self.root, self.run_id) or set()
+        stale = [path for path in self._part_files()
+                 if path[len(self.root) + 1 :] not in listed]
+        if stale:
+            self.fs.rm(stale)
+        self.fs.invalidate_cache()
+
+    def accept(self, files: tuple[str, ...]) -> None:
+        self.staged.extend(files)
+
+    def discard(self, ordinal: int) -> None:
+        """Delete whatever a shard that was given up may have staged."""
+        _, staging = location.filesystem(self.folder)
+        self.fs.invalidate_cache()
+        paths = self.fs.glob(f"{staging}/*/log_date=*/{part_name(self.run_id, ordinal)}")
+        if paths:
+            self.fs.rm(paths)
+
+    def fill_empty_tables(self, run_date: str, meta: Callable[[str], dict[str, str]]) -> None:
+        present = {relative.split("/", 1)[0] for relative in self.staged}
+        for table in PARTITIONED_TABLES:
+            if table not in present:
+                try:
+                    files = stage_objects(self.folder, self.run_id, 0,
+                                          {table: {run_date: empty(table)}}, meta)
+                except OSError as exc:
+                    raise self._fault("stage", exc) from None
+                self.accept(files)
+
+    def _fault(self, doing: str, exc: OSError) -> StoreError:
+        return StoreError(f"cannot {doing} the run in '{self.out}': {exc}; nothing was committed")
+
+    def commit(self, runs_row: pa.Table, meta: dict[str, str]) -> None:
+        """Publish the staged part files, then the `runs` row (one object: the commit itself)."""
+        _, staging = location.filesystem(self.folder)
+        runs_path = f"{self.root}/{RUNS_FOLDER}/{runs_name(self.run_id)}"
+        copied: list[str] = []
+        try:
+            self.fs.invalidate_cache()
+            if self.fs.exists(runs_path):
+                self.fs.rm(runs_path)
+            old = self._part_files()
+            if old:
+                self.fs.rm(old)
+            for relative in sorted(self.staged):
+                target = f"{self.root}/{relative}"
+                self.fs.copy(f"{staging}/{relative}", target)
+                copied.append(target)
+            write_object(self.fs, runs_path, runs_row, meta)
+        except OSError as exc:
+            for path in copied:
+                with contextlib.suppress(OSError):
+                    self.fs.rm(path)
+            raise self._fault("commit", exc) from None
+        self.close()
+
+    def close(self) -> None:
+        """Delete the staging prefix (after a commit, or when the run gives up)."""
+        _, staging = location.filesystem(self.folder)
+        with contextlib.suppress(OSError, FileNotFoundError):
+            self.fs.rm(staging, recursive=True)
+        self.fs.invalidate_cache()
