@@ -1,8 +1,8 @@
 """`inspect`, `repair` and `compact`: transcript tools over files, folders and JSONL.
 
 Results and diagnostics are kept apart so stdout pipes: `repair` and `compact` write the new
-transcript to stdout (or `-o OUT`), and their account of changes to stderr (to stdout when
-the transcript goes to a file).
+transcript (one `.json` file in) or JSONL (anything else) to stdout (or `-o OUT`), and their
+account of changes to stderr (to stdout when the output goes to a file).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Any
 import click
 
 from frayproof_audit.formats import FORMAT_NAMES
+from frayproof_audit.providers import PROFILE_NAMES
 from frayproof_audit.report import EXIT_INPUT_ERROR
-from frayproof_audit.transcript.batch import FileRun, compact_file, inspect_paths, repair_file
+from frayproof_audit.transcript.batch import EditRun, compact_paths, inspect_paths, repair_paths
 from frayproof_audit.transcript.sources import write_atomic
 from frayproof_audit.transcript.tokens import (
     TokenCounter,
@@ -27,12 +28,24 @@ from frayproof_audit.transcript.tokens import (
 TOKENIZERS = ("chars", "tiktoken")
 
 
+def _paths(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.argument("paths", nargs=-1, required=True)(function)
+
+
 def _input_format(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--input-format", "input_format", type=click.Choice(FORMAT_NAMES, case_sensitive=True),
         default=None,
-        help="Wire format of the transcripts (default: auto, openai or anthropic from each "
-             "transcript's own evidence); a JSONL record's own `format` field wins.")(function)
+        help="Wire format of the transcripts (default: auto, the format each transcript's own "
+             "evidence names); a JSONL record's own `format` field wins.")(function)
+
+
+def _profile(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--profile", type=click.Choice(PROFILE_NAMES, case_sensitive=True), default=None,
+        help="Judge by this provider's rules (default: the one for each transcript's format: "
+             "anthropic for anthropic, openai-responses for openai-responses, else "
+             "openai-chat).")(function)
 
 
 def _output_format(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -43,15 +56,17 @@ def _output_format(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _output(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-                        help="Write the new transcript here (atomically) instead of to "
-                             "stdout.")(function)
+                        help="Write the new transcript (or the JSONL) here, atomically, instead "
+                             "of to stdout.")(function)
 
 
 @click.command("inspect")
-@click.argument("paths", nargs=-1, required=True)
+@_paths
 @_input_format
+@_profile
 @_output_format
-def inspect_command(paths: tuple[str, ...], input_format: str | None, output_format: str) -> None:
+def inspect_command(paths: tuple[str, ...], input_format: str | None, profile: str | None,
+                    output_format: str) -> None:
     """Name every defect of each transcript: FATAL (a provider would reject it) or WASTEFUL.
 
     PATHS are .json files (one transcript), .jsonl files (one transcript, or a corpus record
@@ -63,20 +78,17 @@ def inspect_command(paths: tuple[str, ...], input_format: str | None, output_for
     Example:
         frayproof-audit inspect fixtures/transcripts
     """
-    run = inspect_paths(paths, input_format)
+    run = inspect_paths(paths, input_format, profile)
     for line in run.problems():
         click.echo(line, err=True)
     click.echo(run.to_json() if output_format == "json" else run.to_text())
     sys.exit(run.exit_code)
 
 
-def _finish(run: FileRun, output: str | None, output_format: str, refused: str) -> None:
+def _finish(run: EditRun, output: str | None, output_format: str) -> None:
+    for line in run.problems():
+        click.echo(line, err=True)
     payload = run.payload()
-    for item in run.items:
-        if item.problem:
-            click.echo(f"INPUT ERROR: {item.label}: {item.problem}", err=True)
-        elif item.refused:
-            click.echo(f"{refused}: {item.label}: {item.refused}", err=True)
     account = run.to_json() if output_format == "json" else run.to_text()
     if payload is not None and output is not None:
         try:
@@ -95,32 +107,35 @@ def _finish(run: FileRun, output: str | None, output_format: str, refused: str) 
 
 
 @click.command("repair")
-@click.argument("file", type=click.Path())
+@_paths
 @_output
 @_input_format
+@_profile
 @_output_format
-def repair_command(file: str, output: str | None, input_format: str | None,
-                   output_format: str) -> None:
-    """Repair a transcript with the smallest edits that make it valid, in its own format.
+def repair_command(paths: tuple[str, ...], output: str | None, input_format: str | None,
+                   profile: str | None, output_format: str) -> None:
+    """Repair transcripts with the smallest edits that make them valid, in their own format.
 
     Answers dangling calls with a placeholder result, moves misplaced results next to their
     calls, drops orphaned and duplicate results and empty turns; every change is listed with
-    its place in the input. FILE is a .json file, or a .jsonl file repaired line by line.
+    its place in the input. PATHS are read as `inspect` reads them. One .json file in: the
+    repaired transcript out. Anything else: JSONL, one line per transcript (source, line,
+    pair_id, status, format, transcript or the reason there is none), in input order.
     Exit 0 repaired (or nothing to repair), 1 a transcript no repair can fix (calls that
-    cannot be paired; a .json file is then not written, a JSONL line is passed through),
-    2 unreadable input.
+    cannot be paired; a lone .json file is then not written), 2 an input that could not be
+    read (a run where nothing could be read never passes).
 
     \b
     Example:
         frayproof-audit repair fixtures/transcripts/anthropic.json -o repaired.json
     """
-    _finish(repair_file(file, input_format), output, output_format, "cannot repair")
+    _finish(repair_paths(paths, input_format, profile=profile), output, output_format)
 
 
 @click.command("compact")
-@click.argument("file", type=click.Path())
+@_paths
 @click.option("--max-tokens", "max_tokens", type=click.IntRange(min=1), required=True,
-              help="Token budget of the whole compacted transcript.")
+              help="Token budget of each whole compacted transcript.")
 @click.option("--keep", type=click.IntRange(min=0), default=2, show_default=True,
               help="Keep at least this many messages after the leading instructions.")
 @click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="chars", show_default=True,
@@ -128,15 +143,19 @@ def repair_command(file: str, output: str | None, input_format: str | None,
                    "`tokens` extra).")
 @_output
 @_input_format
+@_profile
 @_output_format
-def compact_command(file: str, max_tokens: int, keep: int, tokenizer: str, output: str | None,
-                    input_format: str | None, output_format: str) -> None:
-    """Drop the oldest turns until the transcript fits a token budget, safely.
+def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenizer: str,
+                    output: str | None, input_format: str | None, profile: str | None,
+                    output_format: str) -> None:
+    """Drop the oldest turns until each transcript fits a token budget, safely.
 
     Keeps the leading instructions and the longest suffix that fits, never splitting a call
-    from its result or a message from its reasoning, and starting at a user turn. Exit 0
-    compacted (or already within budget), 1 refused (no safe cut fits, or the transcript is
-    invalid: repair it first; nothing is written), 2 unreadable input.
+    from its result or a message from its reasoning, and starting at a user turn. PATHS and
+    the output are as for `repair`. Exit 0 compacted (or already within budget), 1 a
+    compaction refused (no safe cut fits, or the transcript is invalid: repair it first; a
+    lone .json file is then not written), 2 an input that could not be read (a run where
+    nothing could be read never passes).
 
     \b
     Example:
@@ -149,5 +168,6 @@ def compact_command(file: str, max_tokens: int, keep: int, tokenizer: str, outpu
         except TokenizerUnavailable as exc:
             click.echo(f"INPUT ERROR: {exc}", err=True)
             sys.exit(EXIT_INPUT_ERROR)
-    run = compact_file(file, max_tokens, input_format, keep, counter)
-    _finish(run, output, output_format, "refused")
+    run = compact_paths(paths, max_tokens, input_format, keep=keep, counter=counter,
+                        profile=profile)
+    _finish(run, output, output_format)

@@ -7,9 +7,11 @@
 * `compact(snapshot, fmt, max_tokens=..., keep=...)` and `find_safe_boundary` — drop the
   oldest turns to fit a token budget without splitting a call from its result, or refuse.
 
-All of them read the snapshot through an input format (`auto` by default: openai or
-anthropic from the snapshot's own evidence) into the neutral model, so the rules are the same
-for every format; none of them mutates its input or returns objects shared with it.
+All of them read the snapshot through an input format (`auto` by default: the one of the four
+wire formats the snapshot's own evidence names) into the neutral model, so the rules are the
+same for every format; none of them mutates its input or returns objects shared with it, and
+each returns the transcript in the shape it came in (an `otel-genai` JSON string stays a
+string). `batch` runs them over files, folders and JSONL for the CLI.
 """
 
 from frayproof_audit.transcript.compact import (

@@ -1,9 +1,10 @@
-"""The transcript commands' results over files: one object per command owns its verdict,
-its exit code and its renderings, so the CLI only prints.
+"""The transcript commands over files, folders and JSONL: each reads its inputs the same way
+(`sources.read_entries`), goes on past a bad one, and returns one object that owns the
+verdict, the exit code and the renderings, so the CLI only prints.
 
-Exit codes: 0 every transcript is valid (WASTEFUL defects only warn) / repaired / compacted;
-1 a FATAL defect, an irreparable transcript or a refused compaction; 2 an input that could not
-be read. A run where nothing could be read is never a pass.
+Exit codes, the same for every command: 1 a FATAL defect (inspect), an irreparable transcript
+(repair) or a refused compaction (compact), whatever else happened; else 2 when an input could
+not be read, or nothing was; else 0. A run where every input was skipped is never a pass.
 """
 
 from __future__ import annotations
@@ -11,15 +12,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
-from frayproof_audit.transcript.compact import CompactionRefused, CompactionResult, compact
+from frayproof_audit.transcript.compact import (
+    DEFAULT_KEEP,
+    CompactionRefused,
+    CompactionResult,
+    compact,
+)
 from frayproof_audit.transcript.inspection import Inspection, inspect
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT
 from frayproof_audit.transcript.repair import INTERRUPTED, IrreparableError, RepairResult, repair
-from frayproof_audit.transcript.sources import Entry, read_entries, read_file
+from frayproof_audit.transcript.sources import Entry, one_file, read_entries
 from frayproof_audit.transcript.tokens import TokenCounter, approximate_tokens
+
+Paths = tuple[str, ...] | list[str]
+"""Files (`.json`: one transcript; `.jsonl`: one per line) and folders, in order."""
 
 
 def _format(entry: Entry, fmt: str | None) -> str:
@@ -82,16 +92,17 @@ class InspectRun:
                            "skipped": self.skipped, "inputs": items}, indent=2, ensure_ascii=False)
 
 
-def inspect_paths(paths: tuple[str, ...] | list[str], fmt: str | None = None) -> InspectRun:
+def inspect_paths(paths: Paths, fmt: str | None = None, profile: str | None = None) -> InspectRun:
     """Inspect every transcript in `paths` (files, folders, JSONL) in format `fmt` (a JSONL
-    record's own `format` wins; default `auto`)."""
+    record's own `format` wins; default `auto`), judged by the provider `profile` (default:
+    the one for each transcript's format)."""
     items: list[Inspected] = []
     for entry in read_entries(paths):
         if entry.problem is not None:
             items.append(Inspected(entry.label, problem=entry.problem))
             continue
         try:
-            items.append(Inspected(entry.label, inspect(entry.value, _format(entry, fmt))))
+            items.append(Inspected(entry.label, inspect(entry.value, _format(entry, fmt), profile)))
         except InputError as exc:
             items.append(Inspected(entry.label, problem=str(exc)))
     return InspectRun(tuple(items))
@@ -99,95 +110,134 @@ def inspect_paths(paths: tuple[str, ...] | list[str], fmt: str | None = None) ->
 
 # --------------------------------------------------------------------------- repair, compact
 
+CHANGED = "changed"
+UNCHANGED = "unchanged"
+REFUSED = "refused"
+SKIPPED = "skipped"
+STATUSES = (CHANGED, UNCHANGED, REFUSED, SKIPPED)
+
 
 @dataclass(frozen=True, slots=True)
-class Done:
-    """One transcript of a file: its result, or why it was left as it was."""
+class Edited:
+    """One transcript's repair or compaction: its result, or why there is none."""
 
-    label: str
+    entry: Entry
     result: RepairResult | CompactionResult | None = None
     refused: str | None = None
-    """Irreparable, or no compaction fits: the transcript is passed through unchanged."""
+    """Why no repair or compaction may be returned (irreparable; no cut fits)."""
     problem: str | None = None
-    """It could not be read."""
-    entry: Entry | None = None
+    """Why it could not be read."""
+
+    @property
+    def label(self) -> str:
+        return self.entry.label
+
+    @property
+    def status(self) -> str:
+        if self.result is not None:
+            return CHANGED if self.result.changed else UNCHANGED
+        return REFUSED if self.refused is not None else SKIPPED
+
+    def to_line(self) -> dict[str, Any]:
+        """Its JSONL output line: where it came from, and the new transcript (`after`, as in a
+        corpus record, so the line reads back as one) or the reason there is none."""
+        result = self.result
+        return {"source": self.entry.path, "line": self.entry.line,
+                "pair_id": self.entry.pair_id, "status": self.status,
+                "format": None if result is None else _result_format(result),
+                "after": None if result is None else result.transcript,
+                "reason": self.refused or self.problem}
+
+
+def _result_format(result: RepairResult | CompactionResult) -> str:
+    return result.before.format if isinstance(result, RepairResult) else result.format
 
 
 @dataclass(frozen=True, slots=True)
-class FileRun:
-    """`repair F` or `compact F`: the new file's text (None when nothing may be written) and
-    an account of every transcript in it."""
+class EditRun:
+    """`repair PATH...` or `compact PATH...`: every transcript's outcome, in input order, the
+    output to write, and the run's exit code."""
 
-    path: str
-    items: tuple[Done, ...]
-    jsonl: bool
+    items: tuple[Edited, ...]
+    single: bool
+    """The input was one `.json` file: the output is its transcript, not JSONL."""
+
+    def count(self, status: str) -> int:
+        return sum(item.status == status for item in self.items)
 
     @property
     def exit_code(self) -> int:
-        if any(item.problem for item in self.items) or not self.items:
-            return EXIT_INPUT_ERROR
-        return EXIT_FAIL if any(item.refused for item in self.items) else EXIT_PASS
+        if self.count(REFUSED):
+            return EXIT_FAIL
+        done = self.count(CHANGED) + self.count(UNCHANGED)
+        return EXIT_INPUT_ERROR if self.count(SKIPPED) or not done else EXIT_PASS
 
     def payload(self) -> str | None:
-        """The output file's text: JSON for a `.json` file, one line per transcript for
-        JSONL (a corpus record keeps its other fields). None when nothing may be written."""
-        if self.exit_code == EXIT_INPUT_ERROR or (not self.jsonl and self.items[0].refused):
-            return None
-        if not self.jsonl:
-            result = self.items[0].result
-            assert result is not None
+        """The output's text, None when there is nothing to write. One `.json` file in: its
+        new transcript as indented JSON (nothing when it was refused or unreadable). Anything
+        else: one JSONL line per transcript (`Edited.to_line`), refused and skipped ones too."""
+        if self.single:
+            result = self.items[0].result if self.items else None
+            if result is None:
+                return None
             return json.dumps(result.transcript, ensure_ascii=False, indent=2) + "\n"
-        lines = []
-        for item in self.items:
-            assert item.entry is not None
-            value = item.entry.value if item.result is None else item.result.transcript
-            record = item.entry.record
-            line = value if record is None else {**record, "after": value}
-            lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")))
-        return "\n".join(lines) + "\n"
+        return "".join(json.dumps(item.to_line(), ensure_ascii=False, separators=(",", ":"))
+                       + "\n" for item in self.items) or None
 
     def problems(self) -> list[str]:
-        return [f"{item.label}: {item.problem or item.refused}" for item in self.items
-                if item.problem or item.refused]
+        """One diagnostic line per transcript that was refused or skipped."""
+        return [f"skip  {item.label}: {item.problem}" if item.problem is not None
+                else f"{item.label}: {item.refused}"
+                for item in self.items if item.result is None]
+
+    def summary(self) -> str:
+        return ", ".join(f"{self.count(status)} {status}" for status in STATUSES)
 
     def to_text(self) -> str:
-        lines: list[str] = []
-        for item in self.items:
-            if item.result is not None:
-                lines.append(f"{item.label}: {item.result.to_text()}")
+        lines = [f"{item.label}: {item.result.to_text()}" for item in self.items
+                 if item.result is not None]
+        if not self.single:
+            lines.append(self.summary())
         return "\n".join(lines)
 
     def to_json(self) -> str:
-        found = [{"input": item.label, **item.result.to_dict()} if item.result is not None
-                 else {"input": item.label, "refused": item.refused, "problem": item.problem}
-                 for item in self.items]
-        return json.dumps({"file": self.path, "transcripts": found}, indent=2, ensure_ascii=False)
+        items = [{"input": item.label, "status": item.status, **item.result.to_dict()}
+                 if item.result is not None else
+                 {"input": item.label, "status": item.status,
+                  "reason": item.refused or item.problem} for item in self.items]
+        counts = {status: self.count(status) for status in STATUSES}
+        return json.dumps({**counts, "inputs": items}, indent=2, ensure_ascii=False)
 
 
-def _run(path: str, action: Callable[[Entry], RepairResult | CompactionResult]) -> FileRun:
-    items: list[Done] = []
-    for entry in read_file(path):
+def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult]) -> EditRun:
+    items: list[Edited] = []
+    for entry in read_entries(paths):
         if entry.problem is not None:
-            items.append(Done(entry.label, problem=entry.problem, entry=entry))
+            items.append(Edited(entry, problem=entry.problem))
             continue
         try:
-            items.append(Done(entry.label, action(entry), entry=entry))
-        except (IrreparableError, CompactionRefused) as exc:
-            items.append(Done(entry.label, refused=str(exc), entry=entry))
+            items.append(Edited(entry, action(entry)))
+        except IrreparableError as exc:
+            items.append(Edited(entry, refused=str(exc)))
+        except CompactionRefused as exc:
+            items.append(Edited(entry, refused=f"refused: {exc.reason}"))
         except InputError as exc:
-            items.append(Done(entry.label, problem=str(exc), entry=entry))
-    return FileRun(path, tuple(items), path.endswith(".jsonl"))
+            items.append(Edited(entry, problem=str(exc)))
+    return EditRun(tuple(items), one_file(paths))
 
 
-def repair_file(path: str, fmt: str | None = None, placeholder: str = INTERRUPTED) -> FileRun:
-    """Repair the transcript of a `.json` file, or each one of a `.jsonl` file."""
-    return _run(path, lambda entry: repair(entry.value, _format(entry, fmt), placeholder=placeholder))
+def repair_paths(paths: Paths, fmt: str | None = None, *, placeholder: str = INTERRUPTED,
+                 profile: str | None = None) -> EditRun:
+    """Repair every transcript in `paths` (files, folders, JSONL; read as `inspect_paths`
+    reads them), judged by the provider `profile` (default: the format's)."""
+    return _run(paths, lambda entry: repair(entry.value, _format(entry, fmt),
+                                            placeholder=placeholder, profile=profile))
 
 
-def compact_file(path: str, max_tokens: int, fmt: str | None = None, keep: int = 2,
-                 counter: TokenCounter = approximate_tokens) -> FileRun:
-    """Compact the transcript of a `.json` file, or each one of a `.jsonl` file."""
-    return _run(path, lambda entry: compact(entry.value, _format(entry, fmt), max_tokens=max_tokens,
-                                            keep=keep, counter=counter))
-
-
+def compact_paths(paths: Paths, max_tokens: int, fmt: str | None = None, *,
+                  keep: int = DEFAULT_KEEP, counter: TokenCounter = approximate_tokens,
+                  profile: str | None = None) -> EditRun:
+    """Compact every transcript in `paths` (files, folders, JSONL) to `max_tokens`."""
+    return _run(paths, lambda entry: compact(entry.value, _format(entry, fmt),
+                                             max_tokens=max_tokens, keep=keep, counter=counter,
+                                             profile=profile))

@@ -40,6 +40,7 @@ class CompactionResult:
     """The compacted transcript (in the input's wire format) and what it cost."""
 
     transcript: Any
+    """In the shape the input came in: a list, a request object, or a JSON string."""
     kept_from: int
     """Wire index of the first message of the kept suffix (0: nothing dropped)."""
     dropped: int
@@ -47,6 +48,8 @@ class CompactionResult:
     tokens_before: int
     tokens_after: int
     reason: str
+    format: str
+    """The format that read it (the detected one under `auto`)."""
 
     @property
     def changed(self) -> bool:
@@ -57,7 +60,7 @@ class CompactionResult:
         return 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kept_from": self.kept_from, "dropped": self.dropped,
+        return {"format": self.format, "kept_from": self.kept_from, "dropped": self.dropped,
                 "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
                 "reason": self.reason}
 
@@ -116,8 +119,8 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
         raise CompactionRefused(f"the transcript is already invalid ({names}): repair it first")
     tokens_before = counter(transcript.wire)
     if tokens_before <= max_tokens:
-        return CompactionResult(transcript.wire, 0, 0, tokens_before, tokens_before,
-                                "already within budget")
+        return CompactionResult(transcript.shaped(transcript.wire), 0, 0, tokens_before,
+                                tokens_before, "already within budget", transcript.format.name)
     cuts = _Cuts(transcript)
     total = wire_length(transcript.wire, transcript.format.name)
     floor = min(keep, cuts.kept_messages(cuts.prefix))
@@ -155,11 +158,11 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
     kept_from = cuts.wire_start(cut)
     kept_total = wire_length(compacted, transcript.format.name)
     start = total if kept_from is None else kept_from
-    return CompactionResult(compacted, start, total - kept_total, tokens_before,
+    return CompactionResult(transcript.shaped(compacted), start, total - kept_total, tokens_before,
                             counter(compacted),
                             f"dropped {total - kept_total} message(s), keeping the leading "
                             f"instructions and every message from {start} on; no call is split "
-                            "from its result")
+                            "from its result", transcript.format.name)
 
 
 def find_safe_boundary(snapshot: Any, desired: int,

@@ -95,6 +95,7 @@ class RepairResult:
     """The repaired transcript (in the input's wire format), what changed, and both verdicts."""
 
     transcript: Any
+    """In the shape the input came in: a list, a request object, or a JSON string."""
     changes: tuple[Change, ...]
     before: Inspection
     after: Inspection
@@ -184,7 +185,7 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
     if not changes:
         if before.fatal:  # a provider rule the repair rules have no edit for
             raise IrreparableError(before.fatal)
-        return RepairResult(transcript.wire, (), before, before)
+        return RepairResult(transcript.shaped(transcript.wire), (), before, before)
     skip = set(extra) | set(pairing.misplaced)
     plan: list[Piece] = []
     pending: list[Piece] = []
@@ -206,7 +207,7 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
     if after.fatal:  # a bug: repair must never hand back an invalid transcript
         raise IrreparableError(after.fatal)
     changes.sort(key=lambda item: item[0])
-    return RepairResult(output.wire, tuple(change for _, change in changes), before, after,
+    return RepairResult(transcript.shaped(output.wire), tuple(change for _, change in changes), before, after,
                         _synthesized(output.loaded, pairing.dangling))
 
 

@@ -1,10 +1,11 @@
 """The transcripts a command is pointed at: files, folders and JSONL, each read on its own.
 
 A `.json` file holds one transcript. A `.jsonl` file holds one per line: a transcript, or a
-corpus record (an object with `after`), whose `after` is the transcript and whose `format`
-field, when it has one, names its format. A folder stands for every `.json` and `.jsonl` file
-under it, in path order. What cannot be read is an `Entry` with a `problem`, never an
-exception: one bad file must not hide the verdict on the others.
+corpus record (an object with `after`, as are the lines `repair` and `compact` write), whose
+`after` is the transcript and whose `format` field, when it has one, names its format. A
+folder stands for every `.json` and `.jsonl` file under it, in path order. What cannot be
+read is an `Entry` with a `problem`, never an exception: one bad file must not hide the
+verdict on the others.
 """
 
 from __future__ import annotations
@@ -26,14 +27,25 @@ SUFFIXES = (".json", ".jsonl")
 class Entry:
     """One transcript (or why it could not be read) and where it came from."""
 
-    label: str
-    """`path`, or `path:line` for a JSONL line."""
+    path: str
+    line: int | None = None
+    """Its line in a JSONL file (from 1); None for a whole file."""
     value: Any = None
     format: str | None = None
     """The record's own `format` field (JSONL records only)."""
     record: dict[str, Any] | None = None
     """The whole corpus record the transcript is the `after` of."""
     problem: str | None = None
+
+    @property
+    def label(self) -> str:
+        """`path`, or `path:line` for a JSONL line."""
+        return self.path if self.line is None else f"{self.path}:{self.line}"
+
+    @property
+    def pair_id(self) -> Any:
+        """The corpus record's `pair_id` (None for a bare transcript)."""
+        return None if self.record is None else self.record.get("pair_id")
 
 
 def expand(paths: tuple[str, ...] | list[str]) -> Iterator[str | tuple[str, str]]:
@@ -52,6 +64,14 @@ def expand(paths: tuple[str, ...] | list[str]) -> Iterator[str | tuple[str, str]
             yield path, "no such file or folder"
 
 
+def one_file(paths: tuple[str, ...] | list[str]) -> bool:
+    """`paths` name a single file holding a single transcript (not a folder, not JSONL), so a
+    command's output is that one transcript rather than a JSONL line per transcript. Decided
+    by the arguments, never by how many transcripts turn up, so the output's shape is known
+    before the run."""
+    return len(paths) == 1 and not os.path.isdir(paths[0]) and not paths[0].endswith(".jsonl")
+
+
 def read_entries(paths: tuple[str, ...] | list[str]) -> Iterator[Entry]:
     for found in expand(paths):
         if isinstance(found, tuple):
@@ -68,24 +88,28 @@ def read_file(path: str) -> Iterator[Entry]:
         return
     if not path.endswith(".jsonl"):
         try:
-            yield Entry(path, loads_strict(data))
+            yield Entry(path, value=loads_strict(data))
         except JSONProblem as exc:
             yield Entry(path, problem=f"not valid JSON: {exc}")
         return
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
-            yield _line(f"{path}:{number}", line)
+            yield _line(path, number, line)
 
 
-def _line(label: str, line: bytes) -> Entry:
+def _line(path: str, number: int, line: bytes) -> Entry:
     try:
         value = loads_strict(line)
     except JSONProblem as exc:
-        return Entry(label, problem=f"not valid JSON: {exc}")
+        return Entry(path, number, problem=f"not valid JSON: {exc}")
     if isinstance(value, dict) and "after" in value:
+        if value["after"] is None:  # e.g. a `repair` output line for a refused transcript
+            why = value.get("reason")
+            return Entry(path, number, record=value, problem="no transcript (`after` is null)"
+                         + (f": {why}" if isinstance(why, str) else ""))
         fmt = value.get("format")
-        return Entry(label, value["after"], fmt if isinstance(fmt, str) else None, value)
-    return Entry(label, value)
+        return Entry(path, number, value["after"], fmt if isinstance(fmt, str) else None, value)
+    return Entry(path, number, value)
 
 
 def write_atomic(path: str, text: str) -> None:
