@@ -45,8 +45,10 @@ def test_repair_out_writes_fully_repairable_failures(tmp_path: Path) -> None:
         source = records[item["pair_id"]]
         fmt = item["format"]
         assert fmt == source.get("format", "openai")
+        assert isinstance(item["after"], str) == isinstance(source["after"], str)  # a string stays one
         assert inspect(item["after"], fmt).valid and item["fixed"] == ["TP-UNANSWERED"]
-        assert check(source["before"], item["after"], contract, input_format=fmt).passed
+        after = json.loads(item["after"]) if isinstance(item["after"], str) else item["after"]
+        assert check(source["before"], after, contract, input_format=fmt).passed
         assert [change["action"] for change in item["changes"]] == ["synthesize"]
 
 

@@ -55,10 +55,12 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     if not any(v.code in REPAIR_FIXES for v in violations):
         return nothing
     fmt = get_format(after.format.name)
+    text = after_wire if isinstance(after_wire, str) else None
     try:
-        if isinstance(after_wire, str):  # otel-genai: the messages as a JSON string
-            after_wire = parse_messages(after_wire)
-        repaired = repair_transcript(Transcript(after_wire, fmt, after))
+        if text is not None:  # otel-genai: the messages as a JSON string
+            after_wire = parse_messages(text)
+        transcript = Transcript(after_wire, fmt, after)
+        repaired = repair_transcript(transcript)
         again = check_loaded(before, fmt.load(repaired.transcript), contract)
     except (IrreparableError, InputError):
         return nothing
@@ -70,7 +72,8 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     if not whole:
         return PairRepair(flags)
     record = {"pair_id": pair_id, "run_id": run_id, "format": fmt.name,
-              "after": repaired.transcript,
+              # in the shape the record held it: a JSON string stays one
+              "after": transcript._replace(text=text).shaped(repaired.transcript),
               "changes": [change.to_dict() for change in repaired.changes],
               "fixed": sorted({v.code for v in violations if v.code})}
     return PairRepair(flags, orjson.dumps(record) + b"\n")
