@@ -1,4 +1,4 @@
-"""The YAML context contract: safe, strict loading into a frozen `Contract` (spec §2).
+"""The YAML context contract: safe, strict loading into a frozen `Contract`.
 
 YAML 1.1 scalars are kept exactly as PyYAML's safe loader reads them (so `yes` is a boolean),
 because frayproof users' contracts must mean the same thing here. Every error names the file and

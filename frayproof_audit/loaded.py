@@ -85,7 +85,7 @@ class Loaded:
         return len(self.views)
 
     def identity(self, index: int) -> bytes:
-        """Canonical identity of message `index` (spec §1.5), computed on first use."""
+        """Canonical identity of message `index`, computed on first use."""
         found = self._identities[index]
         if found is None:
             # Kept as an exact-size copy: orjson's result holds on to its whole write buffer

@@ -1,7 +1,7 @@
 """Loading snapshots from what callers hand us: message lists, files, neutral `Snapshot`s.
 
 Every wire-format decision is the format's (`formats/`); this module only reads files strictly,
-resolves the format by name and turns sources into a validated `Loaded` (spec §1).
+resolves the format by name and turns sources into a validated `Loaded`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def verdict(job):
             report = frayproof.check(job["before"], job["after"], job["contract"])
     except frayproof.InputError as exc:
         return ["input_error", str(exc)]
-    except Exception as exc:  # a crash is data here (spec §10 B1)
+    except Exception as exc:  # a crash is data here (frayproof's B1)
         return ["crash", type(exc).__name__]
     findings = [
         [v.check, v.severity, v.snapshot, v.message_index, v.tool_call_id, v.pin, v.rule]

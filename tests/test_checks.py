@@ -40,7 +40,7 @@ def fixture(name: str) -> list[Any]:
     return loaded
 
 
-# --- golden behaviour of the fixtures (spec §7) --------------------------------------------
+# --- golden behaviour of the fixtures (frayproof's documented fixture verdicts) -----------------
 
 @pytest.mark.parametrize("name", ["clean_session.json", "legitimate_compaction.json",
                                   "dropped_constraint.json", "sdk_dump_session.json"])

@@ -1,4 +1,4 @@
-"""Contract loading (spec §2): YAML 1.1 scalars, the strict schema, defaults and errors."""
+"""Contract loading: YAML 1.1 scalars, the strict schema, defaults and errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Snapshot loading (spec §1): what is an input error, and message identity (§1.5)."""
+"""Snapshot loading: what is an input error, and message identity ."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from frayproof_audit.model import Message, ToolCall
 from frayproof_audit.snapshot import load_list
 from tests.helpers import call, conditions, make_contract, result, tool_call, user
 
-# --- §1.1 sources -------------------------------------------------------------------------
+# --- sources -------------------------------------------------------------------------
 
 NOT_SNAPSHOTS = {
     "dict": {}, "none": None, "int": 3, "tuple": (), "iterator": iter([user()]),
@@ -50,7 +50,7 @@ def test_list_and_dict_subclasses_are_accepted() -> None:
     assert validate(Messages([Wire(role="user", content="x")])).passed
 
 
-# --- §1.2 files ---------------------------------------------------------------------------
+# --- files ---------------------------------------------------------------------------
 
 BAD_FILES = {
     "syntax-error": b"[",
@@ -171,7 +171,7 @@ def test_depth_limit_counts_the_outer_array_in_files_and_lists(
         validate(snapshot(MAX_DEPTH + 1))
 
 
-# --- §1.3 per message ---------------------------------------------------------------------
+# --- per message ---------------------------------------------------------------------
 
 def calls(*items: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": list(items)}
@@ -304,7 +304,7 @@ def test_loading_detaches_from_the_caller() -> None:
     assert snapshot.messages[0].content == "original"
 
 
-# --- §1.5 identity ------------------------------------------------------------------------
+# --- identity ------------------------------------------------------------------------
 
 def identical(a: Any, b: Any) -> bool:
     loaded = load_list([a, b])
@@ -409,7 +409,7 @@ def test_identity_is_the_same_for_lists_and_files(write_json: Callable[..., Path
     assert from_file.identity(0) == from_list.identity(0)
 
 
-# --- §1.7 neutral snapshots ---------------------------------------------------------------
+# --- neutral snapshots ---------------------------------------------------------------
 
 def test_neutral_round_trip_keeps_every_field() -> None:
     messages = [

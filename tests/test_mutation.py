@@ -1,4 +1,4 @@
-"""Mutation testing through the library API: the spec §8 rows about mutation (test_mutation.py,
+"""Mutation testing through the library API: frayproof's documented mutation behaviours (test_mutation.py,
 test_mutation_wire_input.py and the retention/review rows that mention it), targets of every
 kind, `after=` mode, `mutate_pair` and the JSON schema of the report."""
 

@@ -1,4 +1,4 @@
-"""`mutate`: would the contract catch a broken transformation? (spec §5, §6)"""
+"""`mutate`: would the contract catch a broken transformation?"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions: the `openai` format (frayproof's, spec §1), and the default.
+"""OpenAI Chat Completions: the `openai` format (frayproof's), and the default.
 
 Chat Completions messages are already in the neutral model's shape, so loading is validation
 only: the parsed dicts become the neutral messages as they are (no copy), and message i is wire
@@ -156,7 +156,7 @@ _new_call = functools.partial(tuple.__new__, CallView)
 
 
 def _view(message: Any, index: int) -> MessageView:
-    """Validate one message (spec §1.3 steps 3–7) and return what the checks read.
+    """Validate one message and return what the checks read.
 
     The common shapes (plain strings, no calls) are settled with a few type tests; anything
     else goes through the detailed checks that name the offending field.

@@ -1,4 +1,4 @@
-"""Mutation testing: would the contract catch a broken compactor? (spec §5)
+"""Mutation testing: would the contract catch a broken compactor?
 
 `run_mutations` / `run_mutations_async` run a transformation once (or take a logged output),
 corrupt the real output at every eligible site with the fault operators (frayproof's nine,

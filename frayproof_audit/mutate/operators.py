@@ -1,5 +1,5 @@
-"""The mutation operators, one `Operator` record each, registered in frayproof's order
-(spec §5.2-5.3). Adding an operator is one site finder and one record in `OPERATOR_TABLE`.
+"""The mutation operators, one `Operator` record each, registered in frayproof's order.
+Adding an operator is one site finder and one record in `OPERATOR_TABLE`.
 
 A site finder reads a validated output snapshot (its neutral message dicts and their views)
 and returns one `Candidate` per eligible site: a label in the user's wire coordinates, a

@@ -3,7 +3,7 @@
 A mutation run is judged by three numbers: mutants caught, survived and skipped. Only caught
 and survived mutants are *applicable*; the score is caught / applicable, and it is `None`
 (not measured) when nothing applied, because a contract that was never challenged has no score.
-The JSON layout is a promise to users (schema_version 1, spec §5.5); `caught_by` is kept on the
+The JSON layout is a promise to users (schema_version 1); `caught_by` is kept on the
 Python value for the corpus tables but is not part of that JSON.
 """
 

@@ -1,4 +1,4 @@
-"""Run the fault operators against one real output and score the contract (spec §5.1, §5.4).
+"""Run the fault operators against one real output and score the contract.
 
 Three ways in, one pipeline:
 - `run_mutations(input, target)` runs a transformation once on a deep copy of the input;

@@ -1,6 +1,6 @@
 """Load a transformation named on the command line, and run a whole `mutate` request.
 
-A target is `path/to/file.py:function` or `package.module:function` (spec §5.6). Importing it
+A target is `path/to/file.py:function` or `package.module:function`. Importing it
 runs the module's top-level code, so `run_request` validates the contract and the input
 *before* importing anything (frayproof imports first, its B9): a typo in the contract never
 executes user code. A file target's directory goes first on `sys.path` while the target is
