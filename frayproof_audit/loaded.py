@@ -16,6 +16,24 @@ if TYPE_CHECKING:
     from frayproof_audit.formats.base import Format
 
 
+def textual(value: Any) -> bool:
+    """Whether a parsed JSON value holds no number and no boolean at any depth. For such a
+    value Python equality is canonical-JSON equality: strings, null, lists and objects (string
+    keys) compare by type and content alike; only numbers and booleans compare equal across
+    types or spellings (`True == 1`, `1 == 1.0`, `0.0 == -0.0`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is not str and item is not None:
+            return False
+    return True
+
+
 class Origin(NamedTuple):
     """Where a neutral message came from: the wire message's index and, for formats that
     split one wire message into several neutral ones, the block index inside it. `field` names
@@ -111,6 +129,25 @@ class Loaded:
         if compare == EXACT:
             return self.identity(index)
         return self.equivalence_key(index)
+
+    def has_key(self, index: int, key: bytes, message: Any, compare: str) -> bool:
+        """Whether `self.key(index, compare) == key`, where `key` is `message`'s key under
+        `compare` as this snapshot's format computes it. Python equality decides first (C speed,
+        key order ignored as the keys ignore it); only where it cannot (not equal, or numbers and
+        booleans, which `==` confuses: `True == 1`, `1 == 1.0`, `0.0 == -0.0`) is the key
+        computed."""
+        known = self._identities[index] if compare == EXACT else None
+        if known is not None:  # already computed (mutants reuse their original's): compare it
+            return known == key
+        own = self.wire[index]
+        if own is message:
+            return True
+        try:
+            if own == message and textual(own):
+                return True
+        except RecursionError:  # nested deeper than equality goes: the key decides
+            pass
+        return self.key(index, compare) == key
 
     def last_index(self, role: str) -> int | None:
         """Index of the last message with `role`, or None."""

@@ -159,6 +159,10 @@ class BeforeFacts:
     findings to name; empty: `before[start:end]`."""
     provider: PriorFacts | None = None
     """Before's thinking blocks and reasoning pairs (`provider_validity`), or None when off."""
+    messages: list[Any] = field(default_factory=list)
+    """Before's neutral messages, so a check compares an after message with the before one by
+    Python equality first and reads the keys only where equality cannot decide
+    (`Loaded.has_key`)."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -215,4 +219,5 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     labels = tuple(before.span_site("before", start, end) for start, end, _ in exchanges)
     provider = prior_facts(before) if contract.settings(PROVIDER_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls, before.notes, labels, provider)
+                       before_findings(before, contract), calls, before.notes, labels, provider,
+                       before.wire)

@@ -13,7 +13,7 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT
@@ -45,7 +45,7 @@ def find(
     spans = before.exchange_spans
     compare = contract.retain.compare
     for number, (start, end, identities) in enumerate(before.exchanges):
-        position = _find_block(after, identities, cursor, compare)
+        position = _find_block(after, identities, before.messages[start:end], cursor, compare)
         if position is None:
             span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
             exchange_findings.append(EXCHANGE.violation(
@@ -58,7 +58,7 @@ def find(
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
-                or after.key(after_index, latest) != identity):
+                or not after.has_key(after_index, identity, before.messages[before_index], latest)):
             found.append(LATEST.violation(NAME, severity, "before", before_index,
                                           rule="latest_user_message"))
     found.extend(exchange_findings)
@@ -73,19 +73,20 @@ def find(
     return found
 
 
-def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int,
+def _find_block(after: Loaded, identities: tuple[bytes, ...], messages: list[Any], cursor: int,
                 compare: str) -> int | None:
-    """Smallest p ≥ cursor where after[p:p+len] has exactly these keys (`Loaded.key`)."""
+    """Smallest p ≥ cursor where after[p:p+len] has exactly these keys (`Loaded.key`) of these
+    before `messages` (compared by equality first: `Loaded.has_key`)."""
     length = len(identities)
     if length == 0:
         return cursor if cursor <= len(after) else None
-    first = identities[0]
+    first, first_message = identities[0], messages[0]
     views = after.views
-    key = after.identity if compare == EXACT else after.equivalence_key
+    same = after.has_key
     for position in range(cursor, len(after) - length + 1):
-        if views[position].role != "user" or key(position) != first:
+        if views[position].role != "user" or not same(position, first, first_message, compare):
             continue
-        if all(key(position + k) == identities[k] for k in range(1, length)):
+        if all(same(position + k, identities[k], messages[k], compare) for k in range(1, length)):
             return position
     return None
 
