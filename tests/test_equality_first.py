@@ -1,8 +1,9 @@
 """Comparing messages by Python equality first decides exactly as comparing their keys.
 
-`Loaded.has_key` answers "is after message j's key this before message's key?" by `==` where
-that is safe (no numbers or booleans, which `==` confuses across types) and by the keys
-otherwise; `pinned_content` matches pinned messages one to one by it. Both must agree with the
+`Loaded.same_key` answers "has after message j before message i's key?" by `==` where that is
+safe (no numbers or booleans, which `==` confuses across types) and by the keys otherwise;
+retention and `pinned_content` match messages by it, and retention reads before's keys through
+`Loaded.keys`, computed on first use. Both must agree with the
 plain key comparison on every input, the adversarial ones (`True` vs `1`, `1` vs `1.0`, `0.0`
 vs `-0.0`, big integers, nested metadata, key order, unicode) above all.
 """
@@ -92,10 +93,12 @@ def test_has_key_equals_the_key_comparison(message: dict[str, Any], swap: str, r
         if swap == "none-dropped":  # null optional keys: unequal dicts, equal identities
             after_message = {**after_message, "name": None}
     after = loaded([after_message])
-    key = before.key(0, compare)
     if cached:
         after.key(0, compare)
-    assert after.has_key(0, key, before.wire[0], compare) == (after.key(0, compare) == key)
+        before.key(0, compare)
+    expected = after.key(0, compare) == before.key(0, compare)
+    fresh_after, fresh_before = (after, before) if cached else (loaded(after.wire), loaded(before.wire))
+    assert fresh_after.same_key(0, fresh_before, 0, compare) == expected
 
 
 @settings(max_examples=150, deadline=None)
@@ -118,10 +121,24 @@ def test_pin_matching_equals_counting_keys(pool: list[dict[str, Any]], data: st.
         else:
             expected.append(index)
     fresh = loaded(after.wire)  # no key computed yet: equality decides where it can
-    assert _unmatched(fresh, "system", compare, wanted, before.wire) == expected
+    assert _unmatched(fresh, "system", compare, wanted, loaded(before.wire)) == expected
 
 
 def test_textual_refuses_every_number_and_boolean() -> None:
     assert textual({"a": ["x", None, {"b": ""}]})
     for leaf in (True, False, 0, 1, 1.0, -0.0, 2**70):
         assert not textual({"a": [{"b": leaf}]})
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(messages, max_size=5), st.integers(0, 5), st.integers(0, 5),
+       st.sampled_from(COMPARISONS))
+def test_key_span_is_the_keys(wire: list[dict[str, Any]], start: int, stop: int, compare: str) -> None:
+    snapshot = loaded(wire)
+    start, stop = min(start, len(wire)), min(max(start, stop), len(wire))
+    expected = tuple(snapshot.key(index, compare) for index in range(start, stop))
+    span = loaded(wire).keys(start, stop, compare)
+    assert len(span) == len(expected)
+    assert tuple(span) == expected == span[:]
+    assert [span[k] for k in range(-len(span), len(span))] == list(expected * 2)
+    assert span == expected

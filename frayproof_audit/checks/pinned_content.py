@@ -12,7 +12,7 @@ Good: the system message kept verbatim, the exchange summarised.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT
@@ -41,7 +41,7 @@ def find(
         pin_severity = pin.severity or severity
         if pin.role is not None:
             for before_index in _unmatched(after, pin.role, pin.match, facts.role_messages,
-                                           before.messages):
+                                           before.snapshot):
                 found.append(ROLE_LOST.violation(NAME, pin_severity, "before", before_index,
                                                  pin=pin.name))
         elif (
@@ -60,16 +60,15 @@ an unused equal after message (equality first); above, after's keys are counted 
 
 
 def _unmatched(after: Loaded, role: str, match: str, wanted: tuple[tuple[int, bytes], ...],
-               messages: list[Any]) -> list[int]:
+               before: Loaded | None) -> list[int]:
     """The before indexes of `wanted` that no after message of `role` answers, each after
     copy answering one before copy (matching equal keys one to one)."""
     candidates = [index for index, view in enumerate(after.views) if view.role == role]
     lost: list[int] = []
-    if messages and len(candidates) * len(wanted) <= _PAIRWISE:
-        for before_index, key in wanted:
-            message = messages[before_index]
+    if before is not None and len(candidates) * len(wanted) <= _PAIRWISE:
+        for before_index, _key in wanted:
             for position, index in enumerate(candidates):
-                if after.has_key(index, key, message, match):
+                if after.same_key(index, before, before_index, match):
                     del candidates[position]
                     break
             else:
