@@ -176,6 +176,23 @@ def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+def last_closed_exchanges(roles: list[str], count: int) -> list[tuple[int, int]]:
+    """`closed_exchanges(roles)[-count:]` (count ≥ 1), found from the end: only the messages
+    after the first of the last `count` spans are read."""
+    spans: list[tuple[int, int]] = []
+    end = None
+    for index in range(len(roles) - 1, -1, -1):
+        if roles[index] != "user":
+            continue
+        if end is not None and any(roles[k] in ("assistant", "tool") for k in range(index + 1, end)):
+            spans.append((index, end))
+            if len(spans) == count:
+                break
+        end = index
+    spans.reverse()
+    return spans
+
+
 def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     views = before.views
     pins = []
@@ -196,7 +213,7 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     retain = contract.retain
     exchanges: list[tuple[int, int, Sequence[bytes]]] = []
     if retain.recent_exchanges > 0:
-        spans = closed_exchanges([view.role for view in views])[-retain.recent_exchanges:]
+        spans = last_closed_exchanges([view.role for view in views], retain.recent_exchanges)
         exchanges = [
             (start, end, before.keys(start, end, retain.compare))
             for start, end in spans

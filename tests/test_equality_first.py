@@ -3,9 +3,10 @@
 `Loaded.same_key` answers "has after message j before message i's key?" by `==` where that is
 safe (no numbers or booleans, which `==` confuses across types) and by the keys otherwise;
 retention and `pinned_content` match messages by it, and retention reads before's keys through
-`Loaded.keys`, computed on first use. Both must agree with the
-plain key comparison on every input, the adversarial ones (`True` vs `1`, `1` vs `1.0`, `0.0`
-vs `-0.0`, big integers, nested metadata, key order, unicode) above all.
+`Loaded.keys`, computed on first use. Both must agree with the plain key comparison on every
+input, the adversarial ones (`True` vs `1`, `1` vs `1.0`, `0.0` vs `-0.0`, big integers,
+nested metadata, key order, unicode) above all. `last_closed_exchanges` (the retained exchanges,
+found from the end) equals the tail of `closed_exchanges`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from frayproof_audit.checks.pinned_content import _unmatched
 from frayproof_audit.equivalence import COMPARISONS
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.loaded import Loaded, textual
+from frayproof_audit.prepared import closed_exchanges, last_closed_exchanges
 
 leaves = st.one_of(
     st.sampled_from([True, False, 1, 0, -1, 1.0, 0.0, -0.0, 2**70, -(2**64), 1e300, "1", "true",
@@ -142,3 +144,10 @@ def test_key_span_is_the_keys(wire: list[dict[str, Any]], start: int, stop: int,
     assert tuple(span) == expected == span[:]
     assert [span[k] for k in range(-len(span), len(span))] == list(expected * 2)
     assert span == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["user", "assistant", "tool", "system", "developer"]), max_size=14),
+       st.integers(1, 4))
+def test_last_closed_exchanges_are_the_last_of_all(roles: list[str], count: int) -> None:
+    assert last_closed_exchanges(roles, count) == closed_exchanges(roles)[-count:]
