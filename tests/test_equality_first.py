@@ -84,7 +84,7 @@ def loaded(wire: list[dict[str, Any]]) -> Loaded:
 @settings(max_examples=150, deadline=None)
 @given(messages, st.sampled_from(sorted(_SWAPS)), st.booleans(), st.sampled_from(COMPARISONS),
        st.booleans(), st.one_of(st.none(), messages))
-def test_has_key_equals_the_key_comparison(message: dict[str, Any], swap: str, reverse: bool,
+def test_same_key_equals_the_key_comparison(message: dict[str, Any], swap: str, reverse: bool,
                                            compare: str, cached: bool,
                                            other: dict[str, Any] | None) -> None:
     before = loaded([message])
