@@ -8,12 +8,31 @@ in the user's wire data (`origins`; None when message i is wire message i).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from frayproof_audit.equivalence import EXACT, equivalence_key
 
 if TYPE_CHECKING:
     from frayproof_audit.formats.base import Format
+
+
+def textual(value: Any) -> bool:
+    """Whether a parsed JSON value holds no number and no boolean at any depth. For such a
+    value Python equality is canonical-JSON equality: strings, null, lists and objects (string
+    keys) compare by type and content alike; only numbers and booleans compare equal across
+    types or spellings (`True == 1`, `1 == 1.0`, `0.0 == -0.0`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind is not str and item is not None:
+            return False
+    return True
 
 
 class Origin(NamedTuple):
@@ -112,6 +131,30 @@ class Loaded:
             return self.identity(index)
         return self.equivalence_key(index)
 
+    def same_key(self, index: int, other: Loaded, other_index: int, compare: str) -> bool:
+        """Whether `self.key(index, compare) == other.key(other_index, compare)`. Python
+        equality of the two messages decides first (C speed, key order ignored as the keys ignore
+        it); only where it cannot (not equal, or numbers and booleans, which `==` confuses:
+        `True == 1`, `1 == 1.0`, `0.0 == -0.0`) are the keys computed. Both snapshots' formats
+        must compute keys alike (every format does: `ChatShaped`)."""
+        if compare == EXACT:  # both keys already known (mutants reuse their original's)
+            known, theirs = self._identities[index], other._identities[other_index]
+            if known is not None and theirs is not None:
+                return known == theirs
+        own, message = self.wire[index], other.wire[other_index]
+        if own is message:
+            return True
+        try:
+            if own == message and textual(own):
+                return True
+        except RecursionError:  # nested deeper than equality goes: the keys decide
+            pass
+        return self.key(index, compare) == other.key(other_index, compare)
+
+    def keys(self, start: int, stop: int, compare: str) -> KeySpan:
+        """The keys of messages [start, stop) under `compare`, each computed on first use."""
+        return KeySpan(self, start, stop, compare)
+
     def last_index(self, role: str) -> int | None:
         """Index of the last message with `role`, or None."""
         views = self.views
@@ -144,3 +187,44 @@ class Loaded:
     def span_site(self, snapshot: str, start: int, stop: int) -> str:
         """The messages [start, stop) (stop > start), e.g. `after[3:7]`."""
         return self.format.span(snapshot, self.origin(start), self.origin(stop - 1))
+
+
+class KeySpan(Sequence[bytes]):
+    """The keys of a run of messages of one snapshot (`Loaded.keys`), computed on first use:
+    checks that compare by equality first (`Loaded.same_key`) often never need them."""
+
+    __slots__ = ("compare", "snapshot", "start", "stop")
+
+    def __init__(self, snapshot: Loaded, start: int, stop: int, compare: str) -> None:
+        self.snapshot, self.start, self.stop, self.compare = snapshot, start, stop, compare
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    @overload
+    def __getitem__(self, position: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> tuple[bytes, ...]: ...
+
+    def __getitem__(self, position: int | slice) -> bytes | tuple[bytes, ...]:
+        if isinstance(position, slice):
+            return tuple(self[k] for k in range(*position.indices(len(self))))
+        if position < 0:
+            position += len(self)
+        if not 0 <= position < len(self):
+            raise IndexError(position)
+        return self.snapshot.key(self.start + position, self.compare)
+
+    def __iter__(self) -> Iterator[bytes]:
+        key, compare = self.snapshot.key, self.compare
+        return (key(index, compare) for index in range(self.start, self.stop))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"KeySpan({tuple(self)!r})"

@@ -7,6 +7,7 @@ once per (before, contract) pair and shared by every mutant.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -141,9 +142,9 @@ PROVIDER_KEY = "provider_validity"
 @dataclass(frozen=True, slots=True)
 class BeforeFacts:
     pins: tuple[PinFacts, ...]
-    exchanges: tuple[tuple[int, int, tuple[bytes, ...]], ...]
+    exchanges: tuple[tuple[int, int, Sequence[bytes]], ...]
     """Last N closed exchanges of before: (start, end, keys), oldest first (each message's
-    key under `retain.compare`: `Loaded.key`)."""
+    key under `retain.compare`: `Loaded.key`, computed on first use: `Loaded.keys`)."""
     latest_user: tuple[int, bytes] | None
     """Before's last user message: (index, key under `latest_user_message`)."""
     results: dict[str, list[Any]] | None
@@ -159,6 +160,10 @@ class BeforeFacts:
     findings to name; empty: `before[start:end]`."""
     provider: PriorFacts | None = None
     """Before's thinking blocks and reasoning pairs (`provider_validity`), or None when off."""
+    snapshot: Loaded | None = None
+    """The before snapshot itself, so a check compares an after message with a before one by
+    Python equality first and reads the keys only where equality cannot decide
+    (`Loaded.same_key`)."""
 
 
 def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
@@ -168,6 +173,23 @@ def closed_exchanges(roles: list[str]) -> list[tuple[int, int]]:
     for start, end in itertools.pairwise(users):
         if any(roles[k] in ("assistant", "tool") for k in range(start + 1, end)):
             spans.append((start, end))
+    return spans
+
+
+def last_closed_exchanges(roles: list[str], count: int) -> list[tuple[int, int]]:
+    """`closed_exchanges(roles)[-count:]` (count ≥ 1), found from the end: only the messages
+    after the first of the last `count` spans are read."""
+    spans: list[tuple[int, int]] = []
+    end = None
+    for index in range(len(roles) - 1, -1, -1):
+        if roles[index] != "user":
+            continue
+        if end is not None and any(roles[k] in ("assistant", "tool") for k in range(index + 1, end)):
+            spans.append((index, end))
+            if len(spans) == count:
+                break
+        end = index
+    spans.reverse()
     return spans
 
 
@@ -189,11 +211,11 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
             )
             pins.append(PinFacts(text_index=first))
     retain = contract.retain
-    exchanges: list[tuple[int, int, tuple[bytes, ...]]] = []
+    exchanges: list[tuple[int, int, Sequence[bytes]]] = []
     if retain.recent_exchanges > 0:
-        spans = closed_exchanges([view.role for view in views])[-retain.recent_exchanges:]
+        spans = last_closed_exchanges([view.role for view in views], retain.recent_exchanges)
         exchanges = [
-            (start, end, tuple(before.key(k, retain.compare) for k in range(start, end)))
+            (start, end, before.keys(start, end, retain.compare))
             for start, end in spans
         ]
     latest_user = None
@@ -215,4 +237,5 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     labels = tuple(before.span_site("before", start, end) for start, end, _ in exchanges)
     provider = prior_facts(before) if contract.settings(PROVIDER_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls, before.notes, labels, provider)
+                       before_findings(before, contract), calls, before.notes, labels, provider,
+                       before)

@@ -37,21 +37,13 @@ def find(
     if before is None:
         return []
     found: list[Violation] = []
-    views = after.views
     for pin, facts in zip(contract.pins, before.pins, strict=True):
         pin_severity = pin.severity or severity
         if pin.role is not None:
-            available: dict[bytes, int] = {}
-            for index, view in enumerate(views):
-                if view.role == pin.role:
-                    identity = after.key(index, pin.match)
-                    available[identity] = available.get(identity, 0) + 1
-            for before_index, identity in facts.role_messages:
-                if available.get(identity, 0) > 0:
-                    available[identity] -= 1
-                else:
-                    found.append(ROLE_LOST.violation(NAME, pin_severity, "before", before_index,
-                                                     pin=pin.name))
+            for before_index in _unmatched(after, pin.role, pin.match, facts.role_messages,
+                                           before.snapshot):
+                found.append(ROLE_LOST.violation(NAME, pin_severity, "before", before_index,
+                                                 pin=pin.name))
         elif (
             facts.text_index is not None
             and pin.contains is not None
@@ -60,6 +52,38 @@ def find(
             found.append(TEXT_LOST.violation(NAME, pin_severity, "before", facts.text_index,
                                              pin=pin.name))
     return found
+
+
+_PAIRWISE = 64
+"""Up to this many (before, after) pairs of pinned-role messages, each before message looks for
+an unused equal after message (equality first); above, after's keys are counted once."""
+
+
+def _unmatched(after: Loaded, role: str, match: str, wanted: tuple[tuple[int, bytes], ...],
+               before: Loaded | None) -> list[int]:
+    """The before indexes of `wanted` that no after message of `role` answers, each after
+    copy answering one before copy (matching equal keys one to one)."""
+    candidates = [index for index, view in enumerate(after.views) if view.role == role]
+    lost: list[int] = []
+    if before is not None and len(candidates) * len(wanted) <= _PAIRWISE:
+        for before_index, _key in wanted:
+            for position, index in enumerate(candidates):
+                if after.same_key(index, before, before_index, match):
+                    del candidates[position]
+                    break
+            else:
+                lost.append(before_index)
+        return lost
+    available: dict[bytes, int] = {}
+    for index in candidates:
+        identity = after.key(index, match)
+        available[identity] = available.get(identity, 0) + 1
+    for before_index, identity in wanted:
+        if available.get(identity, 0) > 0:
+            available[identity] -= 1
+        else:
+            lost.append(before_index)
+    return lost
 
 
 def any_text_contains(snapshot: Loaded, text: str, match: str = EXACT) -> bool:

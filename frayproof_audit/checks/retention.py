@@ -21,6 +21,8 @@ from frayproof_audit.prepared import content_retained
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from frayproof_audit.contract import Contract
     from frayproof_audit.prepared import BeforeFacts
     from frayproof_audit.snapshot import Loaded
@@ -45,7 +47,7 @@ def find(
     spans = before.exchange_spans
     compare = contract.retain.compare
     for number, (start, end, identities) in enumerate(before.exchanges):
-        position = _find_block(after, identities, cursor, compare)
+        position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
             span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
             exchange_findings.append(EXCHANGE.violation(
@@ -58,7 +60,7 @@ def find(
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
-                or after.key(after_index, latest) != identity):
+                or not _same(after, after_index, identity, before.snapshot, before_index, latest)):
             found.append(LATEST.violation(NAME, severity, "before", before_index,
                                           rule="latest_user_message"))
     found.extend(exchange_findings)
@@ -73,19 +75,37 @@ def find(
     return found
 
 
-def _find_block(after: Loaded, identities: tuple[bytes, ...], cursor: int,
-                compare: str) -> int | None:
-    """Smallest p ≥ cursor where after[p:p+len] has exactly these keys (`Loaded.key`)."""
+def _same(after: Loaded, index: int, key: bytes, before: Loaded | None, before_index: int,
+          compare: str) -> bool:
+    """Whether after message `index` has `key`, before message `before_index`'s key (by
+    equality first when the before snapshot is at hand: `Loaded.same_key`)."""
+    if before is None:
+        return after.key(index, compare) == key
+    return after.same_key(index, before, before_index, compare)
+
+
+def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | None, start: int,
+                cursor: int, compare: str) -> int | None:
+    """Smallest p ≥ cursor where after[p:p+len] has exactly these keys (`Loaded.key`) of before
+    messages [start, start+len) (compared by equality first: `Loaded.same_key`)."""
     length = len(identities)
     if length == 0:
         return cursor if cursor <= len(after) else None
-    first = identities[0]
     views = after.views
-    key = after.identity if compare == EXACT else after.equivalence_key
+    if before is None:
+        key = after.identity if compare == EXACT else after.equivalence_key
+        first = identities[0]
+        for position in range(cursor, len(after) - length + 1):
+            if views[position].role != "user" or key(position) != first:
+                continue
+            if all(key(position + k) == identities[k] for k in range(1, length)):
+                return position
+        return None
+    same = after.same_key
     for position in range(cursor, len(after) - length + 1):
-        if views[position].role != "user" or key(position) != first:
+        if views[position].role != "user" or not same(position, before, start, compare):
             continue
-        if all(key(position + k) == identities[k] for k in range(1, length)):
+        if all(same(position + k, before, start + k, compare) for k in range(1, length)):
             return position
     return None
 

@@ -130,12 +130,13 @@ def lookup(record: dict[str, Any], path: str) -> Any:
 class FieldReader:
     """Reads the mapped fields of records from one source (its Hive folder values as fallback)."""
 
-    __slots__ = ("_fields", "_hive", "_nested", "default_format")
+    __slots__ = ("_fields", "_hive", "_nested", "_paths", "default_format")
 
     def __init__(
         self, fields: FieldMap, hive: tuple[tuple[str, str], ...], nested: bool, default_format: str
     ) -> None:
         self._fields = fields
+        self._paths = dict(fields.items())
         self._hive = dict(hive)
         self._nested = nested
         self.default_format = default_format
@@ -148,7 +149,7 @@ class FieldReader:
         return list(dict.fromkeys(names))
 
     def _get(self, record: dict[str, Any], name: str) -> Any:
-        path = self._fields.path(name)
+        path = self._paths[name]
         value = lookup(record, path)
         if (value is _MISSING or value is None) and path in self._hive:
             return self._hive[path]
@@ -214,7 +215,7 @@ class FieldReader:
     ) -> Any:
         """`before` or `after` as plain JSON of one of the format's `containers` (a message
         list; an object for formats that take one), or `RecordProblem`."""
-        path = self._fields.path(name)
+        path = self._paths[name]
         value = lookup(record, path)
         where = name if path == name else f"{name} (at {path!r})"
         if value is _MISSING or value is None:

@@ -11,6 +11,7 @@ readers add it from the path (Polars and DuckDB both parse it as a date).
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -164,19 +165,21 @@ class TableBuilder:
     that disagrees with the documented schema.
     """
 
-    __slots__ = ("_columns", "log_dates", "schema")
+    __slots__ = ("_columns", "_lists", "_names", "log_dates", "schema")
 
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
         self._columns: dict[str, list[Any]] = {name: [] for name in schema.names}
+        self._names = tuple(self._columns)
+        self._lists = tuple(self._columns.values())
         self.log_dates: list[str] = []
 
     def __len__(self) -> int:
         return len(self.log_dates)
 
     def append(self, log_date: str, row: Mapping[str, Any]) -> None:
-        for name, column in self._columns.items():
-            column.append(row.get(name))
+        # One C-level pass: each column list appends the row's value (None when absent).
+        deque(map(list.append, self._lists, map(row.get, self._names)), maxlen=0)
         self.log_dates.append(log_date)
 
     def by_log_date(self) -> dict[str, pa.Table]:

@@ -160,6 +160,7 @@ class _Auditor:
         self.reader = FieldReader(
             self.settings.fields, source.hive, self.parquet, self.settings.input_format
         )
+        self.paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
         self.mutate_pair: Any = None
         if self.settings.mutate:
             from frayproof_audit.mutate import mutate_pair
@@ -212,9 +213,8 @@ class _Auditor:
             self._input_error(raw, meta, str(exc))
             return
         report = check_loaded(before, after, contract)
-        paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
         sizes = (len(before), len(after),
-                 *snapshot_sizes(record, record_sizes, paths, (before_list, after_list)))
+                 *snapshot_sizes(record, record_sizes, self.paths, (before_list, after_list)))
         self._checked(raw, meta, report, sizes, before, after, contract, after_list)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:

@@ -10,13 +10,14 @@ as a JSON string too: the output has the shape the input came in.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
 from frayproof_audit.formats.auto import detect
 from frayproof_audit.formats.otel import parse_messages
-from frayproof_audit.jsonio import plain_copy
+from frayproof_audit.jsonio import plain_copy, quick_plain_copy
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.snapshot import NOT_A_LIST, resolve_format
 
@@ -55,8 +56,15 @@ def read_transcript(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT) ->
         snapshot = parse_messages(text)
     if not isinstance(snapshot, list | dict) or not isinstance(snapshot, chosen.containers):
         raise InputError(f"A transcript {NOT_A_LIST}")
-    wire = plain_copy(snapshot, lambda reason: InputError(f"The transcript {reason}"))
+    wire = _detached(snapshot, lambda reason: InputError(f"The transcript {reason}"))
     if chosen.name == "auto":  # a string is evidence of its own: detect from what was given
         chosen, _ = detect(wire if text is None else text)
-    loaded = chosen.load(plain_copy(wire, InputError))
+    loaded = chosen.load(_detached(wire, InputError))
     return Transcript(wire, chosen, loaded, text)
+
+
+def _detached(value: Any, on_error: Callable[[str], Exception]) -> Any:
+    """`plain_copy(value, on_error)`, in one orjson round trip when that can tell (a repair
+    reads every repaired transcript back through here)."""
+    copied = quick_plain_copy(value)
+    return copied if copied is not None else plain_copy(value, on_error)
