@@ -155,9 +155,23 @@ def test_retention_warning_text_names_the_rule() -> None:
     assert report.passed
     assert report.to_text().splitlines() == [
         "PASS: 0 error(s), 1 warning(s)",
-        f"WARNING RET-LATEST retention before[4]: {CONDITIONS['RET-LATEST'].title}"
-        ' rule="latest_user_message"',
+        "WARNING RET-LATEST retention before[4]: "
+        + CONDITIONS["RET-LATEST"].title.format(how="exactly") + ' rule="latest_user_message"',
     ]
+
+
+def test_retention_findings_say_how_messages_were_compared() -> None:
+    """Under `equivalent` the messages must not claim an exact or verbatim comparison."""
+    equivalent = make_contract({"retain": {"latest_user_message": "equivalent",
+                                           "recent_exchanges": 1, "compare": "equivalent"}})
+    exact = make_contract({"retain": {"latest_user_message": "exact", "recent_exchanges": 1}})
+    as_exact, as_equivalent = ([v.message for v in check(session(), session()[:2], contract).violations]
+                               for contract in (exact, equivalent))
+    assert any("retained exactly" in m for m in as_exact)
+    assert any("retained verbatim and in order" in m for m in as_exact)
+    assert any("retained as an equivalent message" in m for m in as_equivalent)
+    assert any("retained as equivalent messages and in order" in m for m in as_equivalent)
+    assert not any("exactly" in m or "verbatim" in m for m in as_equivalent)
 
 
 def test_exchange_findings_name_the_lost_span() -> None:

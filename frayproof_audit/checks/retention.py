@@ -29,9 +29,9 @@ if TYPE_CHECKING:
 
 NAME = "retention"
 LATEST = Condition("RET-LATEST",
-                   "Latest user message was not retained exactly, after the retained exchanges.")
+                   "Latest user message was not retained {how}, after the retained exchanges.")
 EXCHANGE = Condition("RET-EXCHANGE",
-                     "Recent exchange {span} is not retained verbatim and in order.")
+                     "Recent exchange {span} is not retained {how} and in order.")
 RESULT = Condition("RET-RESULT",
                    "Retained tool result content differs from every original result for this id.")
 
@@ -51,7 +51,8 @@ def find(
         if position is None:
             span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
             exchange_findings.append(EXCHANGE.violation(
-                NAME, severity, "before", start, rule="recent_exchanges", span=span))
+                NAME, severity, "before", start, rule="recent_exchanges", span=span,
+                how="verbatim" if compare == EXACT else "as equivalent messages"))
         else:
             cursor = position + len(identities)
     found: list[Violation] = []
@@ -61,8 +62,9 @@ def find(
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
                 or not _same(after, after_index, identity, before.snapshot, before_index, latest)):
-            found.append(LATEST.violation(NAME, severity, "before", before_index,
-                                          rule="latest_user_message"))
+            found.append(LATEST.violation(
+                NAME, severity, "before", before_index, rule="latest_user_message",
+                how="exactly" if latest == EXACT else "as an equivalent message"))
     found.extend(exchange_findings)
     if before.results is not None:
         for index, view in enumerate(after.views):
