@@ -32,6 +32,7 @@ checks:
   structure:
     system_messages: leading_only
   tool_call_integrity: true             # kept calls keep their name, arguments, result id
+  # provider_validity: {profile: openai-chat}  # the provider would accept the result (its 400s)
 pins:
   - name: system-prompt
     role: system                        # every system message survives verbatim
@@ -39,6 +40,8 @@ retain:
   latest_user_message: exact            # the request being worked on is never lost
   recent_exchanges: 1                   # the last closed exchange stays verbatim
   tool_results: complete                # a kept tool result is never cut
+  # compare: equivalent                 # forgive re-serialization only (text blocks for a
+                                        # string, re-spaced arguments, dropped empty fields)
 tools: tool-schema.json                 # argument schemas of the agent's tools
 """
 
