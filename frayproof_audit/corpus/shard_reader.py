@@ -4,7 +4,8 @@ Readers never raise for a bad record: a line that is too long, a stream that can
 decompressed or a row group that cannot be decoded becomes a `Raw` with a `problem`, so the
 record is reported, never lost. Memory stays bounded: a line longer than `--max-record-bytes`
 is hashed and skipped in pieces, and Parquet is streamed in batches of at most a few
-megabytes (one row, when a row is bigger), never a whole row group at once.
+megabytes (one row, when a row is bigger), never a whole row group at once. A giant Parquet row
+exists once in Python: its JSON text columns as bytes, hashed key by key and piece by piece.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ _BLANK_FIRST = frozenset({b" ", b"\t", b"\r", b"\n"})
 
 class Raw(NamedTuple):
     """One record as read. `value` is the line's bytes, its line ending included (JSONL), or
-    the row's dict (Parquet); None when the record could not be read whole, and then `problem`
-    says why. `size` and `sha256` are of the record without its line ending."""
+    the row's dict (Parquet; the `json_columns` asked for as UTF-8 bytes); None when the
+    record could not be read whole, and then `problem` says why. `size` and `sha256` are of
+    the record without its line ending."""
 
     row: int
     value: Any
