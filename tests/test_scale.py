@@ -321,7 +321,7 @@ def _die_on_three(_shared: None, task: int) -> int:
 
 
 def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for() -> None:
-    from frayproof_audit.corpus.executor import Executor, WorkerLost
+    from frayproof_audit.corpus.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
 
     executor: Executor[None, int, int] = Executor("loky", 2)
     with executor:
@@ -330,8 +330,8 @@ def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for(
         with pytest.raises(WorkerLost) as lost:
             done.extend(executor.completed())
         in_flight = set(lost.value.in_flight)
-        # one task per worker is handed out, plus at most one finished but not yet taken
-        assert 3 in in_flight and len(in_flight) <= 3
+        # IN_FLIGHT_PER_WORKER tasks per worker are handed out, plus one finished, not yet taken
+        assert 3 in in_flight and len(in_flight) <= 2 * IN_FLIGHT_PER_WORKER + 1
         assert not in_flight & set(done)
         rest = [task for task in range(8) if task not in done and task not in in_flight]
         executor.submit(_die_on_three, None, [task for task in rest + sorted(in_flight) if task != 3])

@@ -5,7 +5,8 @@ finish, each carrying its own key, so order never matters) and, when a worker va
 `WorkerLost` that `completed()` raises, naming the tasks that were in flight. The caller's retry
 policy (`run._execute`: each lost task once more, alone, then given up) is therefore the same on
 every backend, and needs no shared filesystem: the executor itself knows which tasks it handed
-out and which came back, because it lets joblib pull tasks no faster than workers take them.
+out and which came back, because joblib pulls at most `IN_FLIGHT_PER_WORKER` tasks per worker
+ahead of the results (one running, one queued, so no worker waits between two tasks).
 
 Every backend is entered through `joblib.parallel_config`, never hard-coded into a `Parallel`:
 
@@ -78,6 +79,9 @@ WATCH_SECONDS = 0.5
 """How often a worker process checks that the process that started it is still there."""
 ORPHANED_EXIT = 70
 """Exit status of a worker process that found its parent gone."""
+IN_FLIGHT_PER_WORKER = 2
+"""Tasks handed out per worker at a time: one running and one waiting in the queue, so a worker
+that finishes starts its next task at once instead of waiting for the parent to send one."""
 CONNECT_TIMEOUT_S = 30
 """How long to wait for a Dask scheduler to answer and for its first worker to show up."""
 
@@ -254,7 +258,7 @@ class Executor(Generic[S, T, R]):
 
         with joblib.parallel_config(**self._config(jobs, shared)):
             parallel = joblib.Parallel(
-                return_as="generator_unordered", batch_size=1, pre_dispatch="n_jobs"
+                return_as="generator_unordered", batch_size=1, pre_dispatch=f"{IN_FLIGHT_PER_WORKER}*n_jobs"
             )
             results = parallel(hand_out())
             try:

@@ -148,6 +148,17 @@ class FieldReader:
             names.extend((path, path.split(".", 1)[0]))
         return list(dict.fromkeys(names))
 
+    def json_columns(self) -> frozenset[str]:
+        """Top-level columns read only as JSON text (`before`, `after`, `tools` mapped to a column
+        of their own): a Parquet reader may hand these over as UTF-8 bytes, never as Python text."""
+        parsed = ("before", "after", "tools")
+        others: set[str] = set()
+        for name, path in self._fields.items():
+            if name not in parsed:
+                others.update((path, path.split(".", 1)[0]))
+        mine = [self._paths[name] for name in parsed if name in self._paths]
+        return frozenset(path for path in mine if path not in others and mine.count(path) == 1)
+
     def _get(self, record: dict[str, Any], name: str) -> Any:
         path = self._paths[name]
         value = lookup(record, path)

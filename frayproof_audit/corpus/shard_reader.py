@@ -4,16 +4,18 @@ Readers never raise for a bad record: a line that is too long, a stream that can
 decompressed or a row group that cannot be decoded becomes a `Raw` with a `problem`, so the
 record is reported, never lost. Memory stays bounded: a line longer than `--max-record-bytes`
 is hashed and skipped in pieces, and Parquet is streamed in batches of at most a few
-megabytes (one row, when a row is bigger), never a whole row group at once.
+megabytes (one row, when a row is bigger), never a whole row group at once. A giant Parquet row
+exists once in Python: its JSON text columns as bytes, hashed key by key and piece by piece.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 import io
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import IO, Any, NamedTuple
 
 import orjson
@@ -35,8 +37,9 @@ _BLANK_FIRST = frozenset({b" ", b"\t", b"\r", b"\n"})
 
 class Raw(NamedTuple):
     """One record as read. `value` is the line's bytes, its line ending included (JSONL), or
-    the row's dict (Parquet); None when the record could not be read whole, and then `problem`
-    says why. `size` and `sha256` are of the record without its line ending."""
+    the row's dict (Parquet; the `json_columns` asked for as UTF-8 bytes); None when the
+    record could not be read whole, and then `problem` says why. `size` and `sha256` are of
+    the record without its line ending."""
 
     row: int
     value: Any
@@ -45,9 +48,14 @@ class Raw(NamedTuple):
     problem: str | None = None
 
 
-def read_shard(shard: Shard, limit: int, columns: list[str] | None) -> Iterator[Raw]:
+def read_shard(
+    shard: Shard, limit: int, columns: list[str] | None, json_columns: Collection[str] = ()
+) -> Iterator[Raw]:
+    """The shard's records. `json_columns` (Parquet): text columns the caller only parses as
+    JSON; their cells come as UTF-8 `bytes` instead of `str` (one copy of a giant cell less,
+    and no encoding back), while sizes and hashes stay those of the text."""
     if shard.source.kind == "parquet":
-        return _parquet_rows(shard, columns)
+        return _parquet_rows(shard, columns, frozenset(json_columns))
     return _jsonl_lines(shard, limit)
 
 
@@ -163,7 +171,7 @@ def _too_big(size: int, limit: int) -> str:
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
 
-def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
+def _parquet_rows(shard: Shard, columns: list[str] | None, json_columns: frozenset[str]) -> Iterator[Raw]:
     """The shard's rows; a row group that cannot be decoded is one problem `Raw` per row it holds
     (the footer knows how many), and the next row group is read as usual. A file whose footer
     cannot be read is one problem `Raw` (the planner gave it `records = None`)."""
@@ -198,6 +206,7 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
                 ):
                     # Rows are taken out of Arrow first and handed on one at a time, so neither
                     # the batch nor a row already audited is kept while the next is audited.
+                    batch, texts = _as_bytes(batch, json_columns)
                     rows = list(_batch_rows(batch))
                     del batch
                     if len(rows) < _PARQUET_BATCH:  # big rows: give Arrow's buffers back now
@@ -205,7 +214,7 @@ def _parquet_rows(shard: Shard, columns: list[str] | None) -> Iterator[Raw]:
                     rows.reverse()
                     while rows:
                         values, problem = rows.pop()
-                        size, sha = _digest(values)
+                        size, sha = _digest(values, texts)
                         if problem is None:
                             yield Raw(row, values, size, sha)
                         else:
@@ -227,11 +236,86 @@ def batch_rows(group_bytes: int, group_rows: int) -> int:
     return max(1, min(_PARQUET_BATCH, int(_PARQUET_BATCH_BYTES // per_row)))
 
 
-def _digest(values: dict[str, Any]) -> tuple[int, str]:
-    """Size and SHA-256 of a row as sorted-key JSON (written, hashed and let go at once: a
-    giant row's text is not kept while the row is audited)."""
-    encoded = orjson.dumps(values, option=_DIGEST_OPTIONS, default=_digest_default)
-    return len(encoded), hashlib.sha256(encoded).hexdigest()
+_TEXT_TYPES = (pa.string(), pa.large_string())
+
+
+def _as_bytes(batch: pa.RecordBatch, wanted: frozenset[str]) -> tuple[pa.RecordBatch, frozenset[str]]:
+    """`batch` with its `wanted` text columns seen as binary (no copy: the same buffers), and
+    the names of those columns. A column whose UTF-8 is broken stays text, so converting it
+    fails exactly as before and the row reports it."""
+    if not wanted:
+        return batch, frozenset()
+    names = batch.schema.names
+    arrays = list(batch.columns)
+    texts = []
+    for index, name in enumerate(names):
+        array = arrays[index]
+        if name not in wanted or array.type not in _TEXT_TYPES or names.count(name) != 1:
+            continue
+        try:
+            array.validate(full=True)
+        except pa.ArrowException:
+            continue
+        target = pa.binary() if array.type == pa.string() else pa.large_binary()
+        arrays[index] = array.view(target)
+        texts.append(name)
+    if not texts:
+        return batch, frozenset()
+    return pa.RecordBatch.from_arrays(arrays, names=names), frozenset(texts)
+
+
+_PIECE = 1024 * 1024
+"""Text above this size is written into the hash in pieces of this many bytes or characters."""
+
+
+def _digest(values: dict[str, Any], texts: frozenset[str] = frozenset()) -> tuple[int, str]:
+    """Size and SHA-256 of a row as sorted-key JSON, `texts` (columns held as UTF-8 bytes)
+    written as the text they are. Small rows are written whole; a row with a big text is
+    written key by key and its big texts piece by piece, the same bytes, never all at once."""
+    big = [key for key, value in values.items()
+           if type(value) in (str, bytes) and len(value) > _PIECE and (type(value) is str or key in texts)]
+    if not big:
+        plain = {key: (value.decode() if key in texts and type(value) is bytes else value)
+                 for key, value in values.items()} if texts else values
+        encoded = orjson.dumps(plain, option=_DIGEST_OPTIONS, default=_digest_default)
+        return len(encoded), hashlib.sha256(encoded).hexdigest()
+    digest = hashlib.sha256()
+    size = 0
+
+    def feed(piece: bytes) -> None:
+        nonlocal size
+        digest.update(piece)
+        size += len(piece)
+
+    feed(b"{")
+    for number, key in enumerate(sorted(values)):
+        feed(b"," + orjson.dumps(key) + b":" if number else orjson.dumps(key) + b":")
+        value = values[key]
+        if key in big:
+            feed(b'"')
+            for text in _text_pieces(value):
+                feed(orjson.dumps(text)[1:-1])
+            feed(b'"')
+        elif key in texts and type(value) is bytes:
+            feed(orjson.dumps(value.decode()))
+        else:
+            feed(orjson.dumps(value, option=_DIGEST_OPTIONS, default=_digest_default))
+    feed(b"}")
+    return size, digest.hexdigest()
+
+
+def _text_pieces(value: str | bytes) -> Iterator[str]:
+    """A long text in pieces of about `_PIECE` (bytes: decoded piece by piece, a character
+    split between two pieces joined by the decoder)."""
+    if isinstance(value, str):
+        for start in range(0, len(value), _PIECE):
+            yield value[start : start + _PIECE]
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(value)
+    for start in range(0, len(view), _PIECE):
+        yield decoder.decode(view[start : start + _PIECE])
+    yield decoder.decode(b"", final=True)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -170,11 +170,12 @@ class _Auditor:
     def run(self) -> None:
         columns = self.reader.columns() if self.parquet else None
         limit = self.settings.max_record_bytes
-        for raw in read_shard(self.shard, limit, columns):
+        for raw in read_shard(self.shard, limit, columns, self.reader.json_columns()):
             try:
                 self._record(raw)
             except Exception as exc:  # a bug costs its record, never the shard
                 self._engine_error(raw, exc)
+            del raw  # a giant record is let go before the reader decodes the next one
 
     def _record(self, raw: Raw) -> None:
         if raw.problem is not None:
