@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -25,7 +28,7 @@ import pytest
 
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.dataset_reader import DatasetChanged, committed_files
-from frayproof_audit.corpus.store import LOCK, LOGS_FOLDER, STAGING
+from frayproof_audit.corpus.store import LOCK, LOGS_FOLDER, STAGING, read_handle
 from frayproof_audit.report import (
     EXIT_FAIL,
     EXIT_INPUT_ERROR,
@@ -364,6 +367,48 @@ def test_stats_on_a_damaged_dataset_names_the_file(tmp_path: Path, contract: Pat
     runs.write_bytes(b"")  # a 0-byte runs file
     result = run_cli("stats", out, real=True, expect=EXIT_INPUT_ERROR)
     assert one_line(result.stderr).startswith(f"INPUT ERROR: damaged dataset: cannot read '{runs}'")
+
+
+class _ThreadSpy(io.FileIO):
+    """A file that records which threads read it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "rb")
+        self.readers: set[int] = set()
+
+    def read(self, size: int = -1, /) -> bytes:
+        self.readers.add(threading.get_ident())
+        return super().read(size)
+
+    def readinto(self, buffer: Any, /) -> int | None:
+        self.readers.add(threading.get_ident())
+        return super().readinto(buffer)
+
+
+def test_reading_a_parquet_file_object_leaves_no_arrow_thread_holding_it(
+        tmp_path: Path, contract: Path) -> None:
+    # pq.read_table reads a Python file on Arrow's I/O threads too, and their read-ahead can
+    # still hold its buffers after the call returns; an error exit right after such a read then
+    # aborted ("terminate called without an active exception"). read_handle reads only here.
+    out = _damaged(tmp_path, contract)
+    with _ThreadSpy(out / "runs" / "part-r1.parquet") as spy:
+        table = read_handle(spy, ["run_id", "files"])
+    assert table.column_names == ["run_id", "files"] and table.num_rows == 1
+    assert spy.readers == {threading.get_ident()}
+
+
+def test_concurrent_stats_on_a_damaged_dataset_exit_cleanly(tmp_path: Path, contract: Path) -> None:
+    # Under load, the damaged-dataset error exit raced Arrow threads still reading the runs file.
+    out = _damaged(tmp_path, contract)
+    part = Path(committed_files(out, "pairs")[0])
+    part.write_bytes(part.read_bytes()[:100])
+    runs = [subprocess.Popen([sys.executable, "-m", "frayproof_audit", "stats", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=REPO)
+            for _ in range(4)]
+    for run in runs:
+        _, stderr = run.communicate(timeout=60)
+        assert (run.returncode, "terminate called" in stderr) == (EXIT_INPUT_ERROR, False), stderr
+        assert f"cannot read '{part}' (run 'r1')" in stderr
 
 
 def test_stats_parquet_output_into_a_missing_or_read_only_folder(tmp_path: Path, contract: Path) -> None:
