@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -25,7 +28,7 @@ import pytest
 
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.dataset_reader import DatasetChanged, committed_files
-from frayproof_audit.corpus.store import LOCK, LOGS_FOLDER, STAGING
+from frayproof_audit.corpus.store import LOCK, LOGS_FOLDER, STAGING, read_handle
 from frayproof_audit.report import (
     EXIT_FAIL,
     EXIT_INPUT_ERROR,
@@ -364,6 +367,62 @@ def test_stats_on_a_damaged_dataset_names_the_file(tmp_path: Path, contract: Pat
     runs.write_bytes(b"")  # a 0-byte runs file
     result = run_cli("stats", out, real=True, expect=EXIT_INPUT_ERROR)
     assert one_line(result.stderr).startswith(f"INPUT ERROR: damaged dataset: cannot read '{runs}'")
+
+
+class _ThreadSpy(io.FileIO):
+    """A file that records which threads read it."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "rb")
+        self.readers: set[int] = set()
+
+    def read(self, size: int = -1, /) -> bytes:
+        self.readers.add(threading.get_ident())
+        return super().read(size)
+
+    def readinto(self, buffer: Any, /) -> int | None:
+        self.readers.add(threading.get_ident())
+        return super().readinto(buffer)
+
+
+def test_reading_a_parquet_file_object_leaves_no_arrow_thread_holding_it(
+        tmp_path: Path, contract: Path) -> None:
+    # pq.read_table reads a Python file on Arrow's I/O threads too, and their read-ahead can
+    # still hold its buffers after the call returns; an error exit right after such a read then
+    # aborted ("terminate called without an active exception"). read_handle reads only here.
+    out = _damaged(tmp_path, contract)
+    with _ThreadSpy(out / "runs" / "part-r1.parquet") as spy:
+        table = read_handle(spy, ["run_id", "files"])
+    assert table.column_names == ["run_id", "files"] and table.num_rows == 1
+    assert spy.readers == {threading.get_ident()}
+
+
+_EXIT_RIGHT_AFTER_A_SLOW_READ = """
+import io, sys, threading, time
+from frayproof_audit.corpus.store import read_handle
+caller = threading.get_ident()
+
+class Slow(io.FileIO):
+    def readinto(self, buffer):
+        if threading.get_ident() != caller:  # an Arrow thread: still reading when we exit
+            time.sleep(0.1)
+        return super().readinto(buffer)
+
+with Slow(sys.argv[1], "rb") as handle:
+    read_handle(handle, ["files"])
+sys.exit(2)
+"""
+
+
+def test_an_error_exit_right_after_reading_a_parquet_file_object_does_not_abort(
+        tmp_path: Path, contract: Path) -> None:
+    # With pq.read_table this aborted nearly every time ("terminate called without an active
+    # exception", exit -6): an Arrow thread still held the file's buffers at interpreter exit.
+    out = _damaged(tmp_path, contract)
+    done = subprocess.run([sys.executable, "-c", _EXIT_RIGHT_AFTER_A_SLOW_READ,
+                           str(out / "runs" / "part-r1.parquet")],
+                          capture_output=True, text=True, cwd=REPO, timeout=60, check=False)
+    assert (done.returncode, done.stderr) == (2, "")
 
 
 def test_stats_parquet_output_into_a_missing_or_read_only_folder(tmp_path: Path, contract: Path) -> None:

@@ -33,6 +33,7 @@ from frayproof_audit.corpus.store import (
     StoreError,
     committed_runs,
     output_location,
+    read_handle,
     runs_name,
 )
 from frayproof_audit.corpus.tables import SCHEMAS, TABLES
@@ -133,7 +134,7 @@ def _committed(folder: Path | str, table: str, runs: list[str] | None) -> _Listi
         identity = _identity(path, remote)
         try:
             with _open(path, remote) as handle:
-                row = pq.read_table(handle, columns=["files", "schema_version"]).to_pylist()[0]
+                row = read_handle(handle, ["files", "schema_version"]).to_pylist()[0]
         except FileNotFoundError:
             continue  # replaced by a concurrent commit between listing and reading
         except (OSError, pa.ArrowException, IndexError) as exc:

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import pyarrow.parquet as pq
 
 from frayproof_audit.corpus import location, store
 from frayproof_audit.corpus.shards import open_source
@@ -163,7 +162,7 @@ def _runs_rows(out: str) -> list[dict[str, Any]]:
     for path in sorted(fs.glob(f"{root}/{store.RUNS_FOLDER}/part-*.parquet")):
         try:
             with fs.open(path, "rb") as handle:
-                rows.extend(_read(pq.read_table(handle)))
+                rows.extend(_read(store.read_handle(handle)))
         except FileNotFoundError:
             continue
     return rows

@@ -30,7 +30,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frayproof_audit.corpus import location
-from frayproof_audit.corpus.store import RUNS_FOLDER, STAGING, StoreError, part_name, run_of_part, runs_name
+from frayproof_audit.corpus.store import (
+    RUNS_FOLDER,
+    STAGING,
+    StoreError,
+    part_name,
+    read_handle,
+    run_of_part,
+    runs_name,
+)
 from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
 
 
@@ -63,7 +71,7 @@ def committed_run_files(fs: Any, root: str, run_id: str) -> set[str] | None:
     path = f"{root}/{RUNS_FOLDER}/{runs_name(run_id)}"
     try:
         with fs.open(path, "rb") as handle:
-            row = pq.read_table(handle, columns=["files"]).to_pylist()
+            row = read_handle(handle, ["files"]).to_pylist()
     except FileNotFoundError:
         return None
     return set(row[0]["files"]) if row else set()

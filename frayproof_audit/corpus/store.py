@@ -123,7 +123,20 @@ def write_parquet(table: pa.Table, path: Path, metadata: dict[str, str]) -> None
 def read_parquet(path: str | os.PathLike[str], columns: list[str] | None = None) -> pa.Table:
     """A local Parquet file, read through a file object (never a URI)."""
     with open(path, "rb") as handle:
-        return pq.read_table(handle, columns=columns)
+        return read_handle(handle, columns)
+
+
+def read_handle(handle: IO[bytes], columns: list[str] | None = None) -> pa.Table:
+    """A whole Parquet file from a Python file object, every read done before this returns.
+
+    `pq.read_table` scans through Arrow's dataset reader, whose read-ahead on Arrow's own threads
+    can still hold buffers of the Python file after the call returns. When such a buffer is
+    released while the interpreter is shutting down (an error exit right after the read), that
+    thread cannot take the GIL and the process aborts ("terminate called without an active
+    exception"). Read without pre-buffering or threads, nothing outlives the call.
+    """
+    parquet = pq.ParquetFile(handle, pre_buffer=False)
+    return parquet.read(columns=columns, use_threads=False)
 
 
 def stage_shard(
