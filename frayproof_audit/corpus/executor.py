@@ -40,8 +40,6 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import BrokenExecutor
 from typing import Any, Generic, TypeVar
 
-import joblib
-
 from frayproof_audit.errors import InputError
 
 S = TypeVar("S")
@@ -113,12 +111,20 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def _joblib() -> Any:
+    """joblib, imported on first use: a `--jobs 1` run never needs it (and its import, numpy
+    included, is a tenth of a second of every run's fixed cost)."""
+    import joblib
+
+    return joblib
+
+
 def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
     """Workers actually used: never more than there are tasks. `-1` means every core, or, given
     the input's `weight` in bytes, no more workers than it keeps busy."""
     wanted = n_jobs
     if n_jobs == -1:
-        wanted = joblib.cpu_count()
+        wanted = _joblib().cpu_count()
         if weight is not None:
             wanted = min(wanted, max(1, weight // AUTO_BYTES_PER_WORKER))
     return max(1, min(wanted, tasks))
@@ -254,10 +260,10 @@ class Executor(Generic[S, T, R]):
         def hand_out() -> Iterator[Any]:
             for index, task in enumerate(tasks):
                 handed_out.append(index)
-                yield joblib.delayed(_indexed)(function, index, shared, task)
+                yield _joblib().delayed(_indexed)(function, index, shared, task)
 
-        with joblib.parallel_config(**self._config(jobs, shared)):
-            parallel = joblib.Parallel(
+        with _joblib().parallel_config(**self._config(jobs, shared)):
+            parallel = _joblib().Parallel(
                 return_as="generator_unordered", batch_size=1, pre_dispatch=f"{IN_FLIGHT_PER_WORKER}*n_jobs"
             )
             results = parallel(hand_out())
@@ -281,10 +287,10 @@ class Executor(Generic[S, T, R]):
         size = max(1, self.jobs)
         for first in range(0, len(tasks), size):
             chunk = list(enumerate(tasks[first : first + size], start=first))
-            with joblib.parallel_config(**self._config(size, shared)):
+            with _joblib().parallel_config(**self._config(size, shared)):
                 try:
-                    done = joblib.Parallel(return_as="list", batch_size=1)(
-                        joblib.delayed(_indexed)(function, index, shared, task) for index, task in chunk
+                    done = _joblib().Parallel(return_as="list", batch_size=1)(
+                        _joblib().delayed(_indexed)(function, index, shared, task) for index, task in chunk
                     )
                 except BaseException as exc:
                     lost = _lost_reason(exc)
@@ -315,8 +321,8 @@ class Executor(Generic[S, T, R]):
 
     def _warm_loky(self) -> None:
         try:
-            with joblib.parallel_config(**self._config(max(self.n_jobs, 2), None)):
-                joblib.Parallel()(joblib.delayed(warm_worker)() for _ in range(max(self.n_jobs, 2)))
+            with _joblib().parallel_config(**self._config(max(self.n_jobs, 2), None)):
+                _joblib().Parallel()(_joblib().delayed(warm_worker)() for _ in range(max(self.n_jobs, 2)))
         except Exception:
             pass
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from frayproof_audit import __version__
 
@@ -191,6 +190,8 @@ class TableBuilder:
         dates = sorted(set(self.log_dates))
         if len(dates) == 1:
             return {dates[0]: table}
+        import pyarrow.compute as pc  # only for multi-night shards; its import is ~40 ms
+
         keys = pa.array(self.log_dates, type=pa.string())
         return {date: table.filter(pc.equal(keys, date)) for date in dates}
 
