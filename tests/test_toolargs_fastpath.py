@@ -38,7 +38,7 @@ from sessiongen import tooled
 from sessiongen.prose import TOOLS
 from tests.helpers import make_contract
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --- proofs agree with jsonschema ----------------------------------------------------------------
 

@@ -31,7 +31,6 @@ cluster it started; a cluster it only connected to is left running.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import threading
 import time
@@ -330,7 +329,9 @@ class Executor(Generic[S, T, R]):
         if self._client is not None:
             return
         try:
-            distributed: Any = importlib.import_module("dask.distributed")
+            from dask import distributed as imported
+
+            distributed: Any = imported  # untyped calls below: typed as Any once, here
         except ImportError:
             raise BackendError(
                 "--backend dask needs Dask: pip install 'frayproof-audit[dask]'"
