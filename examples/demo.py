@@ -48,7 +48,7 @@ def write_html_report(out: Path) -> None:
     print("== The HTML report ==\n")
     page = out / "report.html"
     run(["report", str(out), "-o", str(page), "--regression-points", "10"])  # as the trend gate
-    print(f"HTML report: {ROOT / page} (open it in a browser; it loads nothing from the network)")
+    print(f"HTML report: {ROOT / page} (open it in a browser; it loads nothing from the network)\n")
 
 
 def main() -> int:
@@ -93,7 +93,7 @@ def trend_chart(out: Path) -> None:
     chart = out / "trend.png"
     # Exit 1 is expected: the last night's release of summary_keep_last_n regressed on purpose.
     run(["trend", str(out), "--fail-on-regression", "10", "--png", str(chart)])
-    print(f"Trend chart: {ROOT / chart}")
+    print(f"Trend chart: {ROOT / chart}\n")
 
 
 def repair_one_pair() -> None:
