@@ -24,6 +24,7 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.jsonio import JSONProblem, loads_strict
 from frayproof_audit.model import call_arguments
 from frayproof_audit.snapshot import Loaded
+from frayproof_audit.toolargs.text import kind
 
 JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
 WRONG_VALUES: tuple[Any, ...] = (0, "0", False, None, [], {})
@@ -94,17 +95,8 @@ def declared_types(parameters: Mapping[str, Any]) -> list[tuple[str, frozenset[s
 
 
 def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "boolean"
-    if type(value) is int:
-        return "integer"
-    if type(value) is float:
-        return "number"
-    if type(value) is str:
-        return "string"
-    return "array" if type(value) is list else "object"
+    """JSON Schema's type name of a parsed value: `kind`, with integers told apart."""
+    return "integer" if type(value) is int else kind(value)
 
 
 def allows(allowed: frozenset[str], value: Any) -> bool:
