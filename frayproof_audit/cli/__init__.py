@@ -11,20 +11,30 @@ from __future__ import annotations
 import click
 
 from frayproof_audit import __version__
-from frayproof_audit.cli.audit_cmd import audit_command, stats_command
 from frayproof_audit.cli.entry import CommandGroup
-from frayproof_audit.cli.init_cmd import init_command
-from frayproof_audit.cli.mutate_cmd import mutate_command
-from frayproof_audit.cli.report_cmd import report_command
-from frayproof_audit.cli.single import check_command, validate_command
-from frayproof_audit.cli.tool_args_cmd import tool_args_command
-from frayproof_audit.cli.transcript_cmd import compact_command, inspect_command, repair_command
-from frayproof_audit.cli.trend_cmd import trend_command
+from frayproof_audit.cli.lazy import LazyCommands
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
+COMMANDS = {
+    "validate": "frayproof_audit.cli.single:validate_command",
+    "check": "frayproof_audit.cli.single:check_command",
+    "mutate": "frayproof_audit.cli.mutate_cmd:mutate_command",
+    "audit": "frayproof_audit.cli.audit_cmd:audit_command",
+    "stats": "frayproof_audit.cli.audit_cmd:stats_command",
+    "trend": "frayproof_audit.cli.trend_cmd:trend_command",
+    "report": "frayproof_audit.cli.report_cmd:report_command",
+    "tool-args": "frayproof_audit.cli.tool_args_cmd:tool_args_command",
+    "init": "frayproof_audit.cli.init_cmd:init_command",
+    "inspect": "frayproof_audit.cli.transcript_cmd:inspect_command",
+    "repair": "frayproof_audit.cli.transcript_cmd:repair_command",
+    "compact": "frayproof_audit.cli.transcript_cmd:compact_command",
+}
+"""Every command by name, as `module:attribute`: imported only when that command runs (or
+`--help` lists them)."""
 
-@click.group(cls=CommandGroup, context_settings=CONTEXT_SETTINGS)
+
+@click.group(cls=CommandGroup, context_settings=CONTEXT_SETTINGS, commands=LazyCommands(COMMANDS))
 @click.version_option(__version__, prog_name="frayproof-audit", message="%(prog)s %(version)s")
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
@@ -37,16 +47,3 @@ def main() -> None:
     traceback goes to a crash log), 130 Ctrl-C, 143 SIGTERM.
     """
 
-
-main.add_command(validate_command)
-main.add_command(check_command)
-main.add_command(mutate_command)
-main.add_command(audit_command)
-main.add_command(stats_command)
-main.add_command(trend_command)
-main.add_command(report_command)
-main.add_command(tool_args_command)
-main.add_command(init_command)
-main.add_command(inspect_command)
-main.add_command(repair_command)
-main.add_command(compact_command)
