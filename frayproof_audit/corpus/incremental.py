@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from frayproof_audit.corpus import location, store
+from frayproof_audit.corpus.newlines import count_newlines
 from frayproof_audit.corpus.shards import open_source
 from frayproof_audit.corpus.sources import Source, SourceError
 from frayproof_audit.corpus.summary import Skipped
@@ -197,7 +198,7 @@ def _scan(source: Source, prefix: int | None) -> _Scan:
                 last = chunk.rfind(b"\n")
                 if last >= 0:
                     resume = offset + last + 1
-                    newlines += chunk.count(b"\n")
+                    newlines += count_newlines(chunk)
                 offset += len(chunk)
     except OSError as exc:
         raise SourceError(f"cannot read input '{source.path}': {exc}") from None

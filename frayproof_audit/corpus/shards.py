@@ -1,11 +1,12 @@
 """Shard planning: cut the inputs into independent units of work without parsing a record.
 
 A plain JSONL file is cut into byte ranges that start at line starts, so one big night of logs
-spreads over every worker. The planner reads each plain file once, at memory speed, to count
-newlines: that is what lets every worker name exact line numbers in its reasons without
-reading anything before its range. Compressed files cannot be entered in the middle, so each is
-one shard. Parquet shards are runs of whole row groups. The plan depends only on the inputs
-and `shard_bytes`, never on the number of workers, so any `--jobs` gives the same part files.
+spreads over every worker. The planner reads each plain file once, at memory speed
+(`newlines.count_newlines`: memchr over long records), to count newlines: that is what lets
+every worker name exact line numbers in its reasons without reading anything before its range.
+Compressed files cannot be entered in the middle, so each is one shard. Parquet shards are runs
+of whole row groups. The plan depends only on the inputs and `shard_bytes`, never on the number
+of workers, so any `--jobs` gives the same part files.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frayproof_audit.corpus import location
+from frayproof_audit.corpus.newlines import count_newlines
 from frayproof_audit.corpus.sources import Source, SourceError
 
 _SCAN_CHUNK = 4 * 1024 * 1024
@@ -128,14 +130,14 @@ def _jsonl_ranges(
                     newline = chunk.find(b"\n", max(target - 1 - offset, counted))
                     if newline < 0:
                         break
-                    lines_before += chunk.count(b"\n", counted, newline + 1)
+                    lines_before += count_newlines(chunk, counted, newline + 1)
                     counted = newline + 1
                     stop = offset + counted
                     if stop < source.size:
                         yield start, stop, first_line, lines_before - first_line + 1
                         start, first_line = stop, lines_before + 1
                     target = stop + shard_bytes
-                lines_before += chunk.count(b"\n", counted)
+                lines_before += count_newlines(chunk, counted)
                 offset = end
     except OSError as exc:
         raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
