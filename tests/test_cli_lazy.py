@@ -81,3 +81,17 @@ def test_running_check_imports_neither_the_mutation_runner_nor_the_transcript_to
     for heavy in ("frayproof_audit.cli.mutate_cmd", "frayproof_audit.cli.transcript_cmd",
                   "frayproof_audit.cli.report_cmd", "frayproof_audit.mutate.target", "asyncio"):
         assert heavy not in modules, heavy
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])
+def test_the_cli_keeps_openblas_to_one_thread_unless_told_otherwise(given: str | None, expected: str) -> None:
+    """numpy (imported by pyarrow) would start a spinning OpenBLAS thread per core."""
+    import os
+
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    script = "import os, frayproof_audit.cli; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          env=env)
+    assert done.stdout.strip() == expected
