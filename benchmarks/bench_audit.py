@@ -9,8 +9,10 @@ each line names the number of jobs the run really used (`runs.n_jobs`). It print
   file (target >= 0.5), on the realistic corpus (default 200 MB) and on a corpus of many 1-5 KB
   records (default 20 MB), each beside the machine's limit for that ratio: what the fixed cost
   of a run (a 1-record input) plus strict parsing alone would allow;
-* goal 2: `--jobs N` against `--jobs 1`, check-only and with mutation, beside the machine's own
-  two-process ceiling for pure-Python work, measured in the same run;
+* goal 2: `--jobs N` against `--jobs 1`, check-only (on the corpus and on 4x the corpus) and with
+  mutation, in interleaved rounds that each measure the machine's own two-process ceiling for
+  pure-Python work beside the two runs, with the limit that the fixed cost of a run and the CPU
+  of starting the pool (measured here too) leave;
 * goal 4: peak RSS when the corpus grows 4x (target <= 1.5x), and, on a corpus of a few records of
   `--big-mb` MB each (JSONL, and the same as Parquet with a page per row and with pyarrow's
   default pages), peak RSS above the 1-record run's, per byte of the largest record (target <= 4).
@@ -275,6 +277,8 @@ def machine_speedup(jobs: int) -> float:
 
 _POOL_START = """
 import os, sys, time
+import frayproof_audit.cli  # what an audit's process has imported when it starts its pool
+import frayproof_audit.corpus.run
 from frayproof_audit.corpus.executor import Executor
 tick = os.sysconf("SC_CLK_TCK")
 before = time.process_time()
@@ -297,6 +301,11 @@ print(own + children)
 """
 
 
+def _cli_environment() -> dict[str, str]:
+    """The environment `frayproof-audit` gives itself (and so its pool) before its imports."""
+    return {"OPENBLAS_NUM_THREADS": "1", **os.environ}
+
+
 def pool_start_cpu(jobs: int, repeat: int) -> float:
     """CPU seconds it takes to start a pool of `jobs` loky workers ready to audit (joblib's
     import in the parent, loky's resource tracker, each worker's interpreter and imports): the
@@ -305,7 +314,7 @@ def pool_start_cpu(jobs: int, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         done = subprocess.run([sys.executable, "-c", _POOL_START, str(jobs)], capture_output=True,
-                              check=True, text=True)
+                              check=True, text=True, env=_cli_environment())
         best = min(best, float(done.stdout.split()[-1]))
     return best
 

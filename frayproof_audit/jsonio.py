@@ -45,8 +45,26 @@ def loads_strict(data: bytes) -> Any:
 
     Raises `JSONProblem` with a short reason. `data` must not start with a BOM (strip it first
     where a BOM is allowed).
+
+    Below `SPLIT_BYTES` the value is written back in one piece (no member sizes are wanted
+    here): a tool call's arguments are a few hundred bytes, where writing member by member
+    cost more in Python steps than the writing itself.
     """
-    return loads_strict_sized(data)[0]
+    if len(data) >= SPLIT_BYTES:
+        return loads_strict_sized(data)[0]
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _loads_exact(data)
+    try:
+        written = orjson.dumps(value)
+    except TypeError:  # nested deeper than orjson writes (255 levels): let the exact path judge
+        return _loads_exact(data)
+    if data.startswith(written) and _same_as_rewritten(data, len(written)):
+        return value
+    if _fast_result_is_exact(data, written.count(b'"'), b"+" in written, value):
+        return value
+    return _loads_exact(data)
 
 
 def loads_strict_sized(data: bytes) -> tuple[Any, dict[str, int] | None]:

@@ -84,6 +84,18 @@ def test_fast_parser_equals_exact_parser(value: Any, style: str) -> None:
     assert outcome(loads_strict, data) == outcome(_loads_exact, data)
 
 
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from(["compact", "spaced", "odd", "layout"]))
+def test_one_piece_and_member_by_member_proofs_agree(value: Any, style: str) -> None:
+    """`loads_strict` proves small texts with one rewrite, `loads_strict_sized` member by member
+    (for the sizes): the same documents are accepted, with the same values."""
+    from frayproof_audit.jsonio import loads_strict_sized
+
+    data = write(value, style).encode("utf-8", "surrogatepass")
+    sized = outcome(lambda text: loads_strict_sized(text)[0], data)
+    assert outcome(loads_strict, data) == sized
+
+
 def holds_lone_surrogate(value: Any) -> bool:
     """True when a string or key of the written value keeps a surrogate once pairs are joined."""
     if isinstance(value, list):
