@@ -469,3 +469,51 @@ def test_junit_survives_control_characters(tmp_path: Path) -> None:
     ran = run_cli("check", "--before", tmp_path / "b.json", "--after", tmp_path / "a.json",
                   "--contract", contract, "--format", "junit", expect=1)
     assert junit(ran.stdout).failures == 1
+
+
+# ---- a command that could not run ------------------------------------------------------------
+
+UNREADABLE = {
+    "check": ("check", "--before", "/nonexistent/before.json", "--after", FIXTURES / "clean_session.json"),
+    "mutate": ("mutate", "--input", "/nonexistent/session.json",
+               "--target", EXAMPLES / "mutation_compactor.py:compact"),
+    "audit": ("audit", "/nonexistent/logs.jsonl", "--out", "{tmp}/out"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNREADABLE))
+def test_sarif_of_a_command_that_could_not_run_is_a_failed_invocation(name: str, tmp_path: Path) -> None:
+    args = [str(arg).replace("{tmp}", str(tmp_path)) for arg in UNREADABLE[name]]
+    done = run_cli(*args, "--format", "sarif", expect=2, real=name == "audit")
+    (run,) = sarif(done.stdout)["runs"]
+    assert run["results"] == [] and run["automationDetails"]["id"] == f"frayproof-audit/{name}/"
+    (invocation,) = run["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    (notice,) = invocation["toolExecutionNotifications"]
+    assert notice["level"] == "error" and notice["message"]["text"].startswith("INPUT ERROR: ")
+    assert "/nonexistent/" in notice["message"]["text"]
+    assert "INPUT ERROR: " in done.stderr  # the one line a person reads is still there
+
+
+@pytest.mark.parametrize("name", sorted(UNREADABLE))
+def test_junit_of_a_command_that_could_not_run_is_one_error(name: str, tmp_path: Path) -> None:
+    args = [str(arg).replace("{tmp}", str(tmp_path)) for arg in UNREADABLE[name]]
+    done = run_cli(*args, "--format", "junit", expect=2, real=name == "check")
+    report = junit(done.stdout)
+    cases = [case for suite in report for case in suite]
+    assert len(cases) == 1 and outcome(cases[0]) == "error"
+    assert cases[0].classname == f"frayproof_audit.{name}"
+    (error,) = cases[0].result
+    assert error.type == "INPUT ERROR" and "/nonexistent/" in error.message
+    assert (report.tests, report.errors, report.failures) == (1, 1, 0)
+
+
+def test_an_output_folder_that_cannot_be_used_says_output_error_in_sarif(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    data = write_jsonl(tmp_path / "a.jsonl", good_lines(2))
+    done = run_cli("audit", data, "--out", blocked / "out", "--format", "sarif", expect=2)
+    (run,) = sarif(done.stdout)["runs"]
+    (notice,) = run["invocations"][0]["toolExecutionNotifications"]
+    assert notice["message"]["text"].startswith("OUTPUT ERROR: ")
+    assert notice["descriptor"]["id"] == "output-error"

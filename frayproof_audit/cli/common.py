@@ -80,6 +80,12 @@ def fail_input(message: str, output_format: str, label: str = "INPUT ERROR") -> 
 
         click.echo(command("error", f"{label}: {message}", title="frayproof-audit"))
         click.echo(f"{label}: {message}", err=True)
+    elif output_format in ("sarif", "junit"):  # a report to upload, even for a run that never ran
+        from frayproof_audit.render.failure import failure_document
+
+        name = click.get_current_context().info_name or "frayproof-audit"
+        click.echo(failure_document(output_format, name, label, message, EXIT_INPUT_ERROR))
+        click.echo(f"{label}: {message}", err=True)
     else:
         click.echo(f"{label}: {message}", err=True)
     sys.exit(EXIT_INPUT_ERROR)
