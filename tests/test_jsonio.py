@@ -87,13 +87,36 @@ def test_fast_parser_equals_exact_parser(value: Any, style: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(values, st.sampled_from(["compact", "spaced", "odd", "layout"]))
 def test_one_piece_and_member_by_member_proofs_agree(value: Any, style: str) -> None:
-    """`loads_strict` proves small texts with one rewrite, `loads_strict_sized` member by member
-    (for the sizes): the same documents are accepted, with the same values."""
-    from frayproof_audit.jsonio import loads_strict_sized
+    """Small texts are proved with one rewrite (and sized member by member), larger ones piece
+    by piece as they are rewritten: forced either way, the same documents are accepted, with
+    the same values and the same member sizes."""
+    from unittest import mock
+
+    import orjson
+
+    import frayproof_audit.jsonio as jsonio
 
     data = write(value, style).encode("utf-8", "surrogatepass")
-    sized = outcome(lambda text: loads_strict_sized(text)[0], data)
-    assert outcome(loads_strict, data) == sized
+
+    def sized(text: bytes) -> Any:
+        parsed, sizes = jsonio.loads_strict_sized(text)
+        return typed(parsed), sizes
+
+    def both() -> Any:
+        try:
+            return sized(data)
+        except JSONProblem:
+            return ("problem",)
+
+    with mock.patch.object(jsonio, "SMALL_BYTES", 1 << 30):
+        one_piece = both()
+    with mock.patch.object(jsonio, "SMALL_BYTES", 0):
+        piecewise = both()
+    assert one_piece == piecewise
+    assert outcome(jsonio.loads_strict, data)[0] == ("problem" if one_piece == ("problem",) else "ok")
+    if one_piece != ("problem",) and one_piece[1] is not None:
+        parsed = jsonio.loads_strict(data)
+        assert one_piece[1] == {key: len(orjson.dumps(item)) for key, item in parsed.items()}
 
 
 def holds_lone_surrogate(value: Any) -> bool:
