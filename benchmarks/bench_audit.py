@@ -182,8 +182,9 @@ def strict_seconds(path: Path, repeat: int) -> float:
     return best
 
 
-def _tree_rss(root: int) -> int:
-    """Resident bytes of `root` and all its descendants (Linux /proc)."""
+def _tree_rss(root: int, with_root: bool = True) -> int:
+    """Resident bytes of `root` and all its descendants (Linux /proc); without `root` itself
+    when not `with_root` (the launcher, which is not part of the audit)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -194,7 +195,7 @@ def _tree_rss(root: int) -> int:
         except OSError:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry))
-    total, stack = 0, [root]
+    total, stack = 0, [root] if with_root else list(children.get(root, ()))
     while stack:
         pid = stack.pop()
         try:
@@ -256,7 +257,7 @@ def audit_once(label: str, path: Path, contract: Path, jobs: int, mutate: bool, 
         os.close(write_end)
         peak = 0
         while process.poll() is None:
-            peak = max(peak, _tree_rss(process.pid))
+            peak = max(peak, _tree_rss(process.pid, with_root=False))
             time.sleep(0.02)
         stdout, stderr = process.communicate()
         report = os.read(read_end, 256).split()
