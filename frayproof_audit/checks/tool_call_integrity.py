@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
@@ -75,18 +75,30 @@ def find(
     found: list[Violation] = []
     after_results = _AfterResults(views)
     for index, view in enumerate(views):
-        if view.role == "assistant":
-            for position, call in enumerate(view.calls):
-                if call.id in kept:
-                    found += _compare_call(after, index, position, call.id, call.name, facts, severity)
-        elif view.role == "tool":
-            own = view.tool_call_id
-            moved_from = _moved_result(own or "", content_key(view.content), kept, facts, after_results)
-            if moved_from is not None:
-                shown = "(none)" if own is None else json.dumps(own, ensure_ascii=False)
-                found.append(RESULT_ID.violation(NAME, severity, "after", index,
-                                                 tool_call_id=moved_from, found=shown))
+        found += judge_message(after, index, view, kept, facts, after_results, severity)
     return found
+
+
+def judge_message(after: Loaded, index: int, view: MessageView, kept: Container[str], facts: CallFacts,
+                  after_results: Container[tuple[str, ContentKey]], severity: str) -> list[Violation]:
+    """One after message's findings: an assistant's calls' TC-NAME then TC-ARGS, a tool
+    message's TC-RESULT-ID. `index` is its place in `after` (whose wire holds its arguments);
+    `kept` holds the kept call ids and `after_results` after's (call id, content key) pairs,
+    both of the whole snapshot (the mutation fast path passes a mutant's, `mutate.kept_calls`)."""
+    if view.role == "assistant":
+        found: list[Violation] = []
+        for position, call in enumerate(view.calls):
+            if call.id in kept:
+                found += _compare_call(after, index, position, call.id, call.name, facts, severity)
+        return found
+    if view.role == "tool":
+        own = view.tool_call_id
+        moved_from = _moved_result(own or "", content_key(view.content), kept, facts, after_results)
+        if moved_from is not None:
+            shown = "(none)" if own is None else json.dumps(own, ensure_ascii=False)
+            return [RESULT_ID.violation(NAME, severity, "after", index, tool_call_id=moved_from,
+                                        found=shown)]
+    return []
 
 
 def _compare_call(after: Loaded, index: int, position: int, call_id: str, name: str,
@@ -114,15 +126,15 @@ class _AfterResults:
         self._views = views
         self._pairs: set[tuple[str, ContentKey]] | None = None
 
-    def __contains__(self, pair: tuple[str, ContentKey]) -> bool:
+    def __contains__(self, pair: object) -> bool:
         if self._pairs is None:
             self._pairs = {(view.tool_call_id, content_key(view.content)) for view in self._views
                            if view.role == "tool" and view.tool_call_id}
         return pair in self._pairs
 
 
-def _moved_result(own: str, key: ContentKey, kept: set[str], facts: CallFacts,
-                  after_results: _AfterResults) -> str | None:
+def _moved_result(own: str, key: ContentKey, kept: Container[str], facts: CallFacts,
+                  after_results: Container[tuple[str, ContentKey]]) -> str | None:
     """The kept call whose result this after tool message (id `own`, content `key`) carries
     under another id, if any.
 

@@ -56,6 +56,9 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   changing a message without changing its symbol; deleting, swapping or moving to behind a
   final run non-anchor messages, so long as no run empties (its anchors would meet) and no run
   gains or loses its only U messages.
+- tool_call_integrity, O clean: its findings on M are those of M's new messages and of the
+  untouched results whose content key is that of a (result id, key) pair the edit removed,
+  judged against M's kept calls and results (`kept_calls`, which states why).
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -77,6 +80,7 @@ from frayproof_audit.checks import (
     retention,
     structure,
     tool_arguments,
+    tool_call_integrity,
     tool_pairs,
     unique_ids,
 )
@@ -86,6 +90,7 @@ from frayproof_audit.equivalence import EXACT, equivalence_key
 from frayproof_audit.formats.base import Format
 from frayproof_audit.model import INSTRUCTION_ROLES, has_content
 from frayproof_audit.mutate.edits import Edit, Effects
+from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.local import LocalFacts
 from frayproof_audit.mutate.shape import Fresh, Original, Shape
 from frayproof_audit.prepared import BeforeFacts, pin_texts
@@ -95,6 +100,7 @@ from frayproof_audit.snapshot import Loaded, MessageView
 _PINS, _RETENTION = pinned_content.CHECK, retention.CHECK
 _STRUCTURE, _PAIRS, _IDS = structure.CHECK, tool_pairs.CHECK, unique_ids.CHECK
 _ARGUMENTS = tool_arguments.CHECK
+_CALLS = tool_call_integrity.CHECK
 _NOTES = format_notes.CHECK
 _PAIR_ROLES = frozenset({"assistant", "tool"})
 _VIEW_ONLY = (_STRUCTURE, _PAIRS, _IDS)
@@ -127,6 +133,9 @@ class IncrementalEvaluator:
             original = Original(after.wire, after.views, after.format,
                                 [after.known_identity(i) for i in range(len(after))])
         self.local = LocalFacts(original)
+        self.kept_calls: KeptCalls | None = None
+        if facts.calls is not None and not self.original.get(_CALLS.name, True):
+            self.kept_calls = KeptCalls(after.views, facts.calls)
         self.noteless = Loaded([], [], after.format)
         """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
         built from neutral messages, not read from wire data), so the check sees only the
@@ -221,6 +230,9 @@ class IncrementalEvaluator:
                 found += check.find(self.noteless, self.contract, self.facts, settings)
             elif effects.declared and check is _ARGUMENTS and not self.original[check.name]:
                 found += self.local.per_message(check, mutant, self.contract, self.facts, settings)
+            elif (check is _CALLS and effects.declared and self.kept_calls is not None
+                  and (judged := self.kept_calls.findings(effects, mutant, settings)) is not None):
+                found += judged
             elif (check is _STRUCTURE and effects.swapped is not None and not self.original[check.name]
                   and effects == Effects(swapped=effects.swapped)
                   and effects.swapped[0] < effects.swapped[1]):
