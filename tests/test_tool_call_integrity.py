@@ -192,9 +192,11 @@ def test_an_arguments_edit_reruns_only_the_checks_that_read_arguments() -> None:
     finally:
         for registered in CHECKS:
             object.__setattr__(registered, "find", originals[registered.name])
-    # both read arguments; the view-only checks and retention (the skeleton is kept) do not run;
-    # format_notes has no lemma (it reads the snapshots' notes only, so rerunning is cheap)
-    assert set(ran) == {"tool_arguments", "tool_call_integrity", "format_notes"}
+    # tool_arguments reads arguments and reruns; tool_call_integrity judges the new message alone
+    # (`mutate.kept_calls`, its find does not run); the view-only checks and retention (the
+    # skeleton is kept) do not run; format_notes has no lemma (it reads the snapshots' notes
+    # only, so rerunning is cheap)
+    assert set(ran) == {"tool_arguments", "format_notes"}
     full = check(before, mutant.loaded.wire, contract)
     assert report.violations == full.violations
     assert {v.code for v in report.violations} == {"ST-INSTR-LATE", "TA-REQUIRED", "TC-ARGS"}
