@@ -22,7 +22,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check frayproof_audit tests benchmarks examples sessiongen scripts
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict frayproof_audit
+	$(BIN)/mypy --strict frayproof_audit benchmarks sessiongen
 
 unit: $(STAMP)
 	$(BIN)/pytest -n 2

@@ -559,14 +559,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(measured.line(), flush=True)
                 per_record = ((measured.peak_rss or 0) - (fixed.peak_rss or 0)) / biggest
                 note = f"records of {biggest / 1e6:.0f} MB; constant {(fixed.peak_rss or 0) / 2**20:.0f} MiB"
-                limit = None
+                memory_limit: float | None = None
                 if jsonl_per_record is None:
                     jsonl_per_record = per_record
                 else:
                     # Arrow's pool cannot lend its pages to Python's values, so its own decoding
                     # peak comes on top of what the record needs once in Python (JSONL's figure).
                     arrow = arrow_decode_peak(giant_path) / biggest
-                    limit = arrow + jsonl_per_record
+                    memory_limit = arrow + jsonl_per_record
                     note += (f"; limit: Arrow's decoding peak {arrow:.2f}x the record (alone, no"
                              f" Python values) + JSONL's {jsonl_per_record:.2f}x")
                     print(f"  Arrow's pool peak decoding it alone: {arrow:.2f}x the largest record",
@@ -574,7 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 figures[f"peak RSS per record {label}"] = round(per_record, 2)
                 targets.append(results.Target(
                     f"peak RSS above a 1-record run / largest record ({label})", per_record,
-                    TARGET_RSS_PER_RECORD, at_least=False, limit=limit, note=note))
+                    TARGET_RSS_PER_RECORD, at_least=False, limit=memory_limit, note=note))
     jobs_used = sorted({run.jobs for run in runs.values() if run.jobs is not None})
     print(f"  effective jobs of the runs: {', '.join(map(str, jobs_used))}")
     results.save(results.results_dir(args.results, quick), "bench_audit", jobs_used, targets, figures)

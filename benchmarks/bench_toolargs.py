@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import functools
 import io
 import os
 import platform
@@ -105,7 +106,7 @@ def counting() -> Iterator[Compilations]:
     """Count schema checks and validator builds while the block runs (module attributes are
     wrapped and restored; both are looked up as module globals at call time)."""
     counts = Compilations()
-    real_problem, real_compile = schemas.schema_problem, compiled.compile_tool
+    real_problem, real_compile = schemas.schema_problem, compiled.compile_tool  # type: ignore[attr-defined]
 
     def problem(schema: Any) -> str | None:
         counts.checked += 1
@@ -116,12 +117,12 @@ def counting() -> Iterator[Compilations]:
         counts.tools.add(tool.name)
         return real_compile(tool)
 
-    schemas.schema_problem = problem  # type: ignore[assignment]
-    compiled.compile_tool = compile_tool  # type: ignore[assignment]
+    schemas.schema_problem = problem  # type: ignore[attr-defined]
+    compiled.compile_tool = compile_tool
     try:
         yield counts
     finally:
-        schemas.schema_problem = real_problem
+        schemas.schema_problem = real_problem  # type: ignore[attr-defined]
         compiled.compile_tool = real_compile
 
 
@@ -233,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             contracts[label] = scratch / f"contract-{label}.yaml"
             contracts[label].write_text(contract_text(enabled), encoding="utf-8")
         passes = interleaved(repeat, {
-            label: (lambda label=label: audit_once(path, contracts[label], scratch / f"out-{label}"))
+            label: functools.partial(audit_once, path, contracts[label], scratch / f"out-{label}")
             for label in contracts
         })
         wall = {label: min(run.seconds for run in runs) for label, runs in passes.items()}

@@ -138,9 +138,10 @@ class _Builder:
 
     def user(self) -> Message:
         rng = self.rng
-        content: str | list[dict[str, Any]] = user_request(rng)
+        request = user_request(rng)
+        content: str | list[dict[str, Any]] = request
         if self.style.multimodal and rng.random() < self.style.multimodal:
-            content = [wire.text_block(content), image_block(rng)]
+            content = [wire.text_block(request), image_block(rng)]
         return wire.user(content, sdk_nulls=self.style.sdk_nulls)
 
     def assistant_text(self) -> Message:

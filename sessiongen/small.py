@@ -590,7 +590,7 @@ class Wild:
         src = self.src
         texts = [m["content"] for m in before if isinstance(m.get("content"), str) and m["content"]]
         if texts and not src.chance(0.2):
-            text = src.pick(texts)
+            text: str = src.pick(texts)
             start = src.integer(0, len(text) - 1)
             return text[start:src.integer(start + 1, len(text))]
         return src.pick(["Never write to production", "XYZ", "ok"])
