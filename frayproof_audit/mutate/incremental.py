@@ -59,6 +59,10 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
 - tool_call_integrity, O clean: its findings on M are those of M's new messages and of the
   untouched results whose content key is that of a (result id, key) pair the edit removed,
   judged against M's kept calls and results (`kept_calls`, which states why).
+- provider_validity under the openai-chat profile, O clean: its rules judge each batch (a
+  non-tool message and the tool run after it) alone, so M's findings are those of the batches
+  holding a new message or a layout piece's first or last position (`chat_batches`, which
+  states why, tails included). Other profiles are rerun in full.
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -77,6 +81,7 @@ from frayproof_audit.checks import (
     CHECKS,
     format_notes,
     pinned_content,
+    provider_validity,
     retention,
     structure,
     tool_arguments,
@@ -89,6 +94,7 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.equivalence import EXACT, equivalence_key
 from frayproof_audit.formats.base import Format
 from frayproof_audit.model import INSTRUCTION_ROLES, has_content
+from frayproof_audit.mutate.chat_batches import chat_findings, judged_by_chat
 from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.local import LocalFacts
@@ -101,6 +107,7 @@ _PINS, _RETENTION = pinned_content.CHECK, retention.CHECK
 _STRUCTURE, _PAIRS, _IDS = structure.CHECK, tool_pairs.CHECK, unique_ids.CHECK
 _ARGUMENTS = tool_arguments.CHECK
 _CALLS = tool_call_integrity.CHECK
+_PROVIDER = provider_validity.CHECK
 _NOTES = format_notes.CHECK
 _PAIR_ROLES = frozenset({"assistant", "tool"})
 _VIEW_ONLY = (_STRUCTURE, _PAIRS, _IDS)
@@ -136,6 +143,8 @@ class IncrementalEvaluator:
         self.kept_calls: KeptCalls | None = None
         if facts.calls is not None and not self.original.get(_CALLS.name, True):
             self.kept_calls = KeptCalls(after.views, facts.calls)
+        self.chat_batches = (not self.original.get(_PROVIDER.name, True)
+                             and judged_by_chat(contract.settings(_PROVIDER.key), after.format.name))
         self.noteless = Loaded([], [], after.format)
         """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
         built from neutral messages, not read from wire data), so the check sees only the
@@ -230,6 +239,8 @@ class IncrementalEvaluator:
                 found += check.find(self.noteless, self.contract, self.facts, settings)
             elif effects.declared and check is _ARGUMENTS and not self.original[check.name]:
                 found += self.local.per_message(check, mutant, self.contract, self.facts, settings)
+            elif check is _PROVIDER and effects.declared and self.chat_batches:
+                found += chat_findings(mutant, self.contract, self.facts, settings)
             elif (check is _CALLS and effects.declared and self.kept_calls is not None
                   and (judged := self.kept_calls.findings(effects, mutant, settings)) is not None):
                 found += judged
