@@ -139,10 +139,26 @@ def _cost_per_mutant(size: int, contract_text: str) -> tuple[float, float, int]:
     return totals["check_messages"] / judged, totals["key_items"] / judged, judged
 
 
-@pytest.mark.parametrize("contract", sorted(CONTRACTS))
+_OPT_IN = CONTRACTS["audit"].replace(
+    "  structure:\n    system_messages: leading_only\n",
+    "  structure:\n    system_messages: leading_only\n"
+    "  provider_validity:\n    allow_trailing_pending_call: true\n  tool_call_integrity: true\n")
+LINEAR_CONTRACTS = {
+    **CONTRACTS,
+    # the opt-in checks, each with its own lemma (`mutate.kept_calls`, `mutate.chat_batches`)
+    "audit + tool_call_integrity + provider_validity (openai-chat)": _OPT_IN,
+}
+
+
+def test_the_opt_in_contract_turns_both_checks_on() -> None:
+    contract = parse_contract(_OPT_IN, "<test>")
+    assert contract.settings("tool_call_integrity").enabled and contract.settings("provider_validity").enabled
+
+
+@pytest.mark.parametrize("contract", sorted(LINEAR_CONTRACTS))
 def test_work_per_mutant_does_not_grow_with_the_record(contract: str) -> None:
-    small_cost = _cost_per_mutant(150, CONTRACTS[contract])
-    large_cost = _cost_per_mutant(1_200, CONTRACTS[contract])
+    small_cost = _cost_per_mutant(150, LINEAR_CONTRACTS[contract])
+    large_cost = _cost_per_mutant(1_200, LINEAR_CONTRACTS[contract])
     assert large_cost[2] > 7 * small_cost[2]  # eight times the record, about eight times the mutants
     # Checks see a few messages per mutant; the few full reruns (edits inside the retained
     # exchanges) are a constant number of O(n) passes, i.e. O(1) per mutant on average.
