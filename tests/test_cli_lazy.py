@@ -95,3 +95,22 @@ def test_the_cli_keeps_openblas_to_one_thread_unless_told_otherwise(given: str |
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                           env=env)
     assert done.stdout.strip() == expected
+
+
+def test_loky_s_resource_tracker_warnings_are_silenced_for_the_processes_the_cli_starts() -> None:
+    """Its leaked-semaphore notes after a stopped run would break the one-line error; only that
+    module's warnings are ignored, in the environment children inherit."""
+    import os
+
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONWARNINGS"}
+    script = (
+        "import os, subprocess, sys, frayproof_audit.cli\n"
+        "child = ('import warnings\\n'\n"
+        "         'warnings.warn_explicit(\"leaked\", UserWarning, \"t.py\", 1,'\n"
+        "         ' module=\"joblib.externals.loky.backend.resource_tracker\")\\n'\n"
+        "         'warnings.warn_explicit(\"kept\", UserWarning, \"x.py\", 1, module=\"other\")\\n')\n"
+        "subprocess.run([sys.executable, '-c', child], check=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          env=env)
+    assert "leaked" not in done.stderr and "kept" in done.stderr

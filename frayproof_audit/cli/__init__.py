@@ -16,6 +16,10 @@ import click
 # core that spins for a while: about 0.1 s of CPU per run, taken from the workers of a parallel
 # audit. Set before any command imports pyarrow; a value the user set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# loky's resource tracker (a process of its own, started with this environment) warns on stderr
+# about the semaphores of workers that a stopped run killed, which it cleans up all the same; a
+# command that ends on an error owes the user its one line. Only that module's warnings.
+os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker")
 
 from frayproof_audit import __version__
 from frayproof_audit.cli.entry import CommandGroup
