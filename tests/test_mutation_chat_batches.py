@@ -53,14 +53,17 @@ CONTRACTS = {
 }
 
 
-@pytest.mark.parametrize("contract_name", sorted(CONTRACTS))
-@pytest.mark.parametrize("output_name", sorted(OUTPUTS))
+COMBINATIONS = [(output, contract) for output in sorted(OUTPUTS) for contract in sorted(CONTRACTS)
+                # a pending call fails the strict contract: no mutants are made of a failing pair
+                if (output, contract) != ("pending tail", "strict")]
+
+
+@pytest.mark.parametrize(("output_name", "contract_name"), COMBINATIONS)
 def test_every_operator_agrees_with_a_full_recheck(output_name: str, contract_name: str) -> None:
     contract = make_contract(CONTRACTS[contract_name])
     messages = OUTPUTS[output_name]
     before, after = load_list(messages), load_list(messages)
-    if not check_loaded(before, after, contract).passed:
-        pytest.skip("mutants are only made of a passing pair")
+    assert check_loaded(before, after, contract).passed
     report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
     assert report.mutants
 
