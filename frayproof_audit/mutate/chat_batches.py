@@ -34,12 +34,12 @@ from dataclasses import replace
 from frayproof_audit.checks import provider_validity
 from frayproof_audit.checks.base import CheckSettings
 from frayproof_audit.contract import Contract
-from frayproof_audit.loaded import Origin
+from frayproof_audit.mutate.local import placed, window
 from frayproof_audit.mutate.shape import Kept, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.providers import profile_for
 from frayproof_audit.report import Violation
-from frayproof_audit.snapshot import Loaded, MessageView
+from frayproof_audit.snapshot import MessageView
 
 CHAT = "openai-chat"
 
@@ -58,30 +58,20 @@ def chat_findings(mutant: Shape, contract: Contract, facts: BeforeFacts,
         return []
     wanted: set[int] = set()
     for piece in mutant.pieces:
-        size = (piece.stop - piece.start) if isinstance(piece, Kept) else len(piece.messages)
-        if isinstance(piece, Kept):
-            wanted.update((piece.offset, piece.offset + size - 1))
-        else:
-            wanted.update(range(piece.offset, piece.offset + size))
+        if isinstance(piece, Kept):  # a kept run: its two ends
+            wanted.update((piece.offset, piece.offset + piece.stop - piece.start - 1))
+        else:  # new messages: all of them
+            wanted.update(range(piece.offset, piece.offset + len(piece.messages)))
     tail = mutant.tail()
     allow = bool(settings.option(provider_validity.ALLOW_PENDING))
     closed = replace(settings, options={**settings.options, provider_validity.ALLOW_PENDING: False})
-    heads: set[int] = set()
-    for position in wanted:
-        if 0 <= position < length:
-            heads.add(_head(mutant, position))
     found: list[Violation] = []
-    for head in sorted(heads):
+    for head in sorted({_head(mutant, position) for position in wanted}):
         batch = _batch(mutant, head)
         positions = [position for position, _ in batch]
-        window = Loaded([{} for _ in batch], [view for _, view in batch], mutant.original.format,
-                        origins=tuple(Origin(position) for position in positions))
+        small = window(mutant.original.format, positions, [{} for _ in batch], [view for _, view in batch])
         chosen = settings if allow and head == tail else closed
-        found += [
-            replace(violation, message_index=positions[violation.message_index])
-            if violation.message_index is not None else violation
-            for violation in provider_validity.find(window, contract, facts, chosen)
-        ]
+        found += placed(provider_validity.find(small, contract, facts, chosen), positions)
     return found
 
 

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Generic, TypeVar
 
 from frayproof_audit.checks.base import CheckSettings
 from frayproof_audit.checks.tool_call_integrity import judge_message
-from frayproof_audit.loaded import Origin
 from frayproof_audit.mutate.edits import Effects
+from frayproof_audit.mutate.local import placed, window
 from frayproof_audit.mutate.shape import Shape
 from frayproof_audit.prepared import CallFacts, ContentKey, content_key
 from frayproof_audit.report import Violation
@@ -109,11 +108,11 @@ class KeptCalls:
         fresh = mutant.fresh
         if fresh:
             positions = [position for position, _, _ in fresh]
-            small = Loaded([message for _, message, _ in fresh], [view for _, _, view in fresh],
-                           mutant.original.format, origins=tuple(Origin(p) for p in positions))
+            small = window(mutant.original.format, positions, [message for _, message, _ in fresh],
+                           [view for _, _, view in fresh])
             for number, (position, _, view) in enumerate(fresh):
-                found += [(position, replace(violation, message_index=position))
-                          for violation in judge_message(small, number, view, kept, calls, results, severity)]
+                found += [(position, violation) for violation in placed(
+                    judge_message(small, number, view, kept, calls, results, severity), positions)]
         gone = {key for (result_id, key) in lost_pairs if (result_id, key) not in results}
         stub = Loaded([], [], mutant.original.format)  # a tool message's judgment reads its view alone
         for key in gone:
@@ -121,8 +120,8 @@ class KeptCalls:
                 kept_at = mutant.position(index)
                 if kept_at is None:
                     continue  # deleted, or replaced by a new message (judged above)
-                found += [(kept_at, replace(violation, message_index=kept_at))
-                          for violation in judge_message(stub, index, views[index], kept, calls,
-                                                         results, severity)]
+                found += [(kept_at, violation) for violation in placed(
+                    judge_message(stub, index, views[index], kept, calls, results, severity),
+                    {index: kept_at})]
         found.sort(key=lambda item: item[0])
         return [violation for _, violation in found]

@@ -38,12 +38,14 @@ on the original's and the mutant's last non-tool messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from frayproof_audit.checks import structure
 from frayproof_audit.checks.base import Check, CheckSettings
 from frayproof_audit.contract import Contract
+from frayproof_audit.formats.base import Format
 from frayproof_audit.loaded import Origin
 from frayproof_audit.model import INSTRUCTION_ROLES
 from frayproof_audit.mutate.edits import Effects
@@ -60,6 +62,23 @@ def ids_of(view: MessageView) -> Iterable[str]:
             yield call.id
     if view.tool_call_id:
         yield view.tool_call_id
+
+
+def window(fmt: Format, positions: Sequence[int], messages: Sequence[dict[str, Any]],
+           views: Sequence[MessageView]) -> Loaded:
+    """Some of a mutant's messages as a snapshot of their own, each labelled (its `site`) by its
+    position in the mutant, so a check run on it names the places the whole mutant would."""
+    return Loaded(list(messages), list(views), fmt, origins=tuple(Origin(p) for p in positions))
+
+
+def placed(violations: Iterable[Violation], positions: Sequence[int] | Mapping[int, int]) -> list[Violation]:
+    """Findings of a check run on a window of a mutant, indexed by their mutant positions
+    (`positions[i]` is where the window's message i sits)."""
+    return [
+        replace(violation, message_index=positions[violation.message_index])
+        if violation.message_index is not None and violation.snapshot == "after" else violation
+        for violation in violations
+    ]
 
 
 class LocalFacts:
@@ -122,11 +141,7 @@ class LocalFacts:
         positions = sorted(chosen)
         masked = [_mask(chosen[position], wanted) for position in positions]
         small = Loaded([{} for _ in positions], masked, self.original.format)
-        return [
-            replace(violation, message_index=positions[violation.message_index])
-            if violation.message_index is not None else violation
-            for violation in check.find(small, contract, facts, settings)
-        ]
+        return placed(check.find(small, contract, facts, settings), positions)
 
     def per_message(self, check: Check, mutant: Shape, contract: Contract, facts: BeforeFacts,
                     settings: CheckSettings) -> list[Violation]:
@@ -135,13 +150,9 @@ class LocalFacts:
         if not fresh:
             return []
         positions = [position for position, _, _ in fresh]
-        small = Loaded([message for _, message, _ in fresh], [view for _, _, view in fresh],
-                       self.original.format, origins=tuple(Origin(p) for p in positions))
-        return [
-            replace(violation, message_index=positions[violation.message_index])
-            if violation.message_index is not None and violation.snapshot == "after" else violation
-            for violation in check.find(small, contract, facts, settings)
-        ]
+        small = window(self.original.format, positions, [message for _, message, _ in fresh],
+                       [view for _, _, view in fresh])
+        return placed(check.find(small, contract, facts, settings), positions)
 
     def swap_window(self, first: int, second: int, mutant: Shape,
                     settings: CheckSettings) -> list[Violation]:
