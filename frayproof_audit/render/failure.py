@@ -11,12 +11,10 @@ still goes to stderr and the exit code is still 2.
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 
-from frayproof_audit import __version__
 from frayproof_audit.render.ci import ERROR, Case
-from frayproof_audit.render.junit import _count, _suite
-from frayproof_audit.render.sarif import SCHEMA_URI, TOOL_NAME
+from frayproof_audit.render.junit import junit_document
+from frayproof_audit.render.sarif import SCHEMA_URI, TOOL_NAME, tool_driver
 
 FAILURE_OUTPUTS = ("sarif", "junit")
 """The outputs that get a document of their own for a command that could not run."""
@@ -33,8 +31,7 @@ def failure_document(output: str, command: str, label: str, message: str, exit_c
 
 def sarif_failure(command: str, label: str, message: str, exit_code: int) -> str:
     run = {
-        "tool": {"driver": {"name": TOOL_NAME, "version": __version__, "semanticVersion": __version__,
-                            "rules": []}},
+        "tool": {"driver": tool_driver([])},
         "automationDetails": {"id": f"{TOOL_NAME}/{command}/"},
         "invocations": [{
             "executionSuccessful": False,
@@ -53,10 +50,5 @@ def sarif_failure(command: str, label: str, message: str, exit_code: int) -> str
 
 
 def junit_failure(command: str, label: str, message: str) -> str:
-    case = Case(TOOL_NAME, f"frayproof_audit.{command}", label.lower(), ERROR, f"{label}: {message}",
-                type=label)
-    root = ET.Element("testsuites", name=f"{TOOL_NAME} {command}")
-    root.append(_suite(TOOL_NAME, [case]))
-    _count(root, [case])
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+    return junit_document(command, [Case(TOOL_NAME, f"frayproof_audit.{command}", label.lower(), ERROR,
+                                         f"{label}: {message}", type=label)])

@@ -58,7 +58,12 @@ def render_junit(result: object, context: RenderContext) -> str:
         cases.append(Case(TRUNCATION_SUITE, "frayproof_audit.output", "cases left out", SKIPPED,
                           left_out_sentence(left_out, outcome.cases_total, "test cases",
                                                             outcome.command)))
-    root = ET.Element("testsuites", name=f"frayproof-audit {outcome.command}")
+    return junit_document(outcome.command, cases)
+
+
+def junit_document(command: str, cases: list[Case]) -> str:
+    """The report of `command`: one `<testsuite>` per case suite, in first-seen order."""
+    root = ET.Element("testsuites", name=f"frayproof-audit {command}")
     suites: dict[str, list[Case]] = {}
     for case in cases:
         suites.setdefault(case.suite, []).append(case)

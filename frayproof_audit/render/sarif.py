@@ -69,12 +69,7 @@ def sarif_log(outcome: Outcome, cap: int) -> dict[str, Any]:
     default_uri = next((item.place.uri for item in items if item.place.uri), None)
     results = [_result(item, print_, index, default_uri)
                for item, print_ in zip(items, fingerprints(items), strict=True)]
-    driver: dict[str, Any] = {"name": TOOL_NAME, "version": __version__,
-                              "semanticVersion": __version__}
-    home = information_uri()
-    if home:
-        driver["informationUri"] = home
-    driver["rules"] = [_rule(rule) for rule in outcome.rules]
+    driver = tool_driver([_rule(rule) for rule in outcome.rules])
     run_id = str(outcome.properties.get("run_id", ""))
     run: dict[str, Any] = {
         "tool": {"driver": driver},
@@ -91,6 +86,17 @@ def sarif_log(outcome: Outcome, cap: int) -> dict[str, Any]:
                        "results_total": outcome.items_total, "results_left_out": left_out},
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def tool_driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    """`tool.driver`: this tool, its version and home page, and `rules`."""
+    driver: dict[str, Any] = {"name": TOOL_NAME, "version": __version__,
+                              "semanticVersion": __version__}
+    home = information_uri()
+    if home:
+        driver["informationUri"] = home
+    driver["rules"] = rules
+    return driver
 
 
 def _rule(rule: Any) -> dict[str, Any]:
