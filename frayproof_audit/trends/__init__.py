@@ -10,8 +10,9 @@ first use, so the CLI pays for Polars only when the command runs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from frayproof_audit.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from frayproof_audit.trends.series import Trend, TrendConfig, TrendError, compute_trend
@@ -24,10 +25,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = ["Trend", "TrendConfig", "TrendError", "compute_trend"]
