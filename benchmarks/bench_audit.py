@@ -44,6 +44,7 @@ from frayproof_audit import jsonio
 from sessiongen import realistic
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
+REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MB = 200
 QUICK_MB = 12
 SMALL_MB = 20
@@ -182,19 +183,34 @@ def strict_seconds(path: Path, repeat: int) -> float:
     return best
 
 
-def _tree_rss(root: int, with_root: bool = True) -> int:
-    """Resident bytes of `root` and all its descendants (Linux /proc); without `root` itself
-    when not `with_root` (the launcher, which is not part of the audit)."""
-    children: dict[int, list[int]] = {}
+def process_table() -> dict[int, list[bytes]]:
+    """Every process's `/proc/PID/stat` fields after its command name (field 1 is the parent
+    id, 11 and 12 the user and system CPU ticks)."""
+    table: dict[int, list[bytes]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
+                table[int(entry)] = handle.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
+    return table
+
+
+def children_cpu(parent: int) -> float:
+    """CPU seconds used so far by the live direct children of `parent`."""
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum((int(fields[11]) + int(fields[12])) / tick
+               for fields in process_table().values() if int(fields[1]) == parent)
+
+
+def _tree_rss(root: int, with_root: bool = True) -> int:
+    """Resident bytes of `root` and all its descendants (Linux /proc); without `root` itself
+    when not `with_root` (the launcher, which is not part of the audit)."""
+    children: dict[int, list[int]] = {}
+    for pid, fields in process_table().items():
+        children.setdefault(int(fields[1]), []).append(pid)
     total, stack = 0, [root] if with_root else list(children.get(root, ()))
     while stack:
         pid = stack.pop()
@@ -205,7 +221,6 @@ def _tree_rss(root: int, with_root: bool = True) -> int:
             pass
         stack.extend(children.get(pid, ()))
     return total
-
 
 
 def _effective_jobs(out: Path) -> int | None:
@@ -312,25 +327,17 @@ def machine_speedup(jobs: int) -> float:
 
 _POOL_START = """
 import os, sys, time
+sys.path.insert(0, sys.argv[2])
+from benchmarks.bench_audit import children_cpu
 import frayproof_audit.cli  # what an audit's process has imported when it starts its pool
 import frayproof_audit.corpus.run
 from frayproof_audit.corpus.executor import Executor
-tick = os.sysconf("SC_CLK_TCK")
 before = time.process_time()
 executor = Executor("loky", int(sys.argv[1]))
 executor.start()
 executor.jobs  # waits until every worker has imported the engine
 own = time.process_time() - before
-children = 0.0
-for entry in os.listdir("/proc"):
-    if entry.isdigit():
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid():
-            children += (int(fields[11]) + int(fields[12])) / tick
+children = children_cpu(os.getpid())
 executor.close()
 print(own + children)
 """
@@ -348,8 +355,8 @@ def pool_start_cpu(jobs: int, repeat: int) -> float:
     in a fresh process."""
     best = float("inf")
     for _ in range(repeat):
-        done = subprocess.run([sys.executable, "-c", _POOL_START, str(jobs)], capture_output=True,
-                              check=True, text=True, env=_cli_environment())
+        done = subprocess.run([sys.executable, "-c", _POOL_START, str(jobs), str(REPO)],
+                              capture_output=True, check=True, text=True, env=_cli_environment())
         best = min(best, float(done.stdout.split()[-1]))
     return best
 
