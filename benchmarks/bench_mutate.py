@@ -13,6 +13,7 @@ identical results. Target: fast path >= 50x frayproof (floor 10x).
 
     python -m benchmarks.bench_mutate [--quick] [--pairs 40] [--seed 7] [--repeat 2] [--no-peer]
     python -m benchmarks.bench_mutate --huge 1000,4000,16000 [--repeat 2] [--budget N]
+        [--contracts audit,minimal,opt-in openai-chat,opt-in anthropic,opt-in gemini,...]
 
 `--huge` measures instead one generated record per size (`benchmarks.huge_mutate`): seconds,
 mutants, microseconds per mutant and peak RSS, and whether the cost stays linear in the length.
@@ -171,6 +172,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="time one generated record of each size (messages) instead")
     parser.add_argument("--budget", type=int, default=None, metavar="N",
                         help="with --huge: max_mutants per pair (default: no budget)")
+    parser.add_argument("--contracts", default=",".join(huge_mutate.CONTRACTS), metavar="NAME,...",
+                        help="with --huge: contracts to run, of "
+                        f"{', '.join(huge_mutate.ALL_CONTRACTS)} (default: %(default)s)")
     parser.add_argument("--results", type=Path,
                         help="write the JSON results into this folder (python -m benchmarks: "
                         "benchmarks/results; never with --quick)")
@@ -178,7 +182,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     folder = results.results_dir(options.results, options.quick)
     if options.huge is not None:
         sizes = [int(size) for size in options.huge.split(",") if size.strip()]
-        return huge_mutate.run(sizes, options.repeat or 1, options.budget, results_folder=folder)
+        names = [name.strip() for name in options.contracts.split(",") if name.strip()]
+        unknown = [name for name in names if name not in huge_mutate.ALL_CONTRACTS]
+        if unknown:
+            parser.error(f"unknown contract(s) {', '.join(unknown)} "
+                         f"(known: {', '.join(huge_mutate.ALL_CONTRACTS)})")
+        return huge_mutate.run(sizes, options.repeat or 1, options.budget, results_folder=folder,
+                               contracts=names)
     count = options.pairs or (QUICK_PAIRS if options.quick else DEFAULT_PAIRS)
     repeat = options.repeat or (1 if options.quick else 2)
 

@@ -32,6 +32,16 @@ CONTRACTS = {
     "audit": (REPO / "examples" / "audit_contract.yaml").read_text(encoding="utf-8"),
     "minimal": MINIMAL_CONTRACT,
 }
+_STRUCTURE = "  structure:\n    system_messages: leading_only\n"
+OPT_IN = {
+    # the audit contract with both opt-in checks on, provider_validity judging by one profile
+    f"opt-in {profile}": CONTRACTS["audit"].replace(_STRUCTURE, _STRUCTURE + (
+        f"  provider_validity:\n    profile: {profile}\n    allow_trailing_pending_call: true\n"
+        "  tool_call_integrity: true\n"))
+    for profile in ("openai-chat", "anthropic", "gemini", "openai-responses")
+}
+"""Selectable with `--contracts` (the Chat data judged by each provider profile's rules)."""
+ALL_CONTRACTS = {**CONTRACTS, **OPT_IN}
 TARGET_SECONDS = {16_000: 10.0}
 TARGET_MB = {16_000: 300.0}
 TOOLS = ("read_file", "grep", "run_tests", "list_dir", "git_diff")
@@ -120,12 +130,13 @@ def _verdict(met: bool) -> str:
 
 
 def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: float = 900.0,
-        results_folder: Path | None = None) -> int:
+        results_folder: Path | None = None, contracts: Sequence[str] = tuple(CONTRACTS)) -> int:
     print(f"huge records: one pair per size, mutate_pair bytes -> report, best of {repeat}, "
           "jobs 1 (mutation of a pair runs in one process)"
           + (f", budget {budget} mutants per pair" if budget is not None else ""))
     measured: list[results.Target] = []
-    for name, contract_text in CONTRACTS.items():
+    for name in contracts:
+        contract_text = ALL_CONTRACTS[name]
         print(f" contract {name}:")
         per_mutant: dict[int, float] = {}
         for size in sizes:
@@ -158,5 +169,5 @@ def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: f
                 f"per-mutant cost, {large:,} / {small:,} messages ({name} contract)", ratio, 2.0,
                 at_least=False))
     results.save(results_folder, "bench_mutate_huge", 1, measured,
-                 {"sizes": list(sizes), "repeat": repeat, "budget": budget})
+                 {"sizes": list(sizes), "repeat": repeat, "budget": budget, "contracts": list(contracts)})
     return 0

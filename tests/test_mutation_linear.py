@@ -145,14 +145,23 @@ _OPT_IN = CONTRACTS["audit"].replace(
     "  provider_validity:\n    allow_trailing_pending_call: true\n  tool_call_integrity: true\n")
 LINEAR_CONTRACTS = {
     **CONTRACTS,
-    # the opt-in checks, each with its own lemma (`mutate.kept_calls`, `mutate.chat_batches`)
+    # the opt-in checks, each with its own lemma (`mutate.kept_calls`, `mutate.provider_batches`)
     "audit + tool_call_integrity + provider_validity (openai-chat)": _OPT_IN,
+    # the other profiles the batch lemma covers, judging the same Chat data
+    **{f"audit + provider_validity ({profile})": _OPT_IN.replace(
+        "  provider_validity:\n", f"  provider_validity:\n    profile: {profile}\n")
+       for profile in ("anthropic", "gemini")},
 }
 
 
-def test_the_opt_in_contract_turns_both_checks_on() -> None:
-    contract = parse_contract(_OPT_IN, "<test>")
-    assert contract.settings("tool_call_integrity").enabled and contract.settings("provider_validity").enabled
+def test_the_opt_in_contracts_turn_both_checks_on() -> None:
+    for name, text in LINEAR_CONTRACTS.items():
+        if "provider_validity" in name:
+            contract = parse_contract(text, "<test>")
+            assert contract.settings("tool_call_integrity").enabled
+            assert contract.settings("provider_validity").enabled
+            named = contract.settings("provider_validity").option("profile")
+            assert (named or "openai-chat") in name
 
 
 @pytest.mark.parametrize("contract", sorted(LINEAR_CONTRACTS))

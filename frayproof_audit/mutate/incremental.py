@@ -59,10 +59,12 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
 - tool_call_integrity, O clean: its findings on M are those of M's new messages and of the
   untouched results whose content key is that of a (result id, key) pair the edit removed,
   judged against M's kept calls and results (`kept_calls`, which states why).
-- provider_validity under the openai-chat profile, O clean: its rules judge each batch (a
-  non-tool message and the tool run after it) alone, so M's findings are those of the batches
-  holding a new message or a layout piece's first or last position (`chat_batches`, which
-  states why, tails included). Other profiles are rerun in full.
+- provider_validity under the openai-chat, anthropic and gemini profiles, O clean: their batch
+  rules judge each batch (a non-tool message and the tool run after it, with Gemini's context
+  of instruction messages) alone, so M's findings are those of the batches holding a new
+  message or a layout piece's first or last position (and, for Gemini, the batches whose context
+  holds one), plus Anthropic's final-turn rules judged on M's last turn (`provider_batches`,
+  which states why, tails included). The Responses profile is rerun in full.
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -94,10 +96,10 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.equivalence import EXACT, equivalence_key
 from frayproof_audit.formats.base import Format
 from frayproof_audit.model import INSTRUCTION_ROLES, has_content
-from frayproof_audit.mutate.chat_batches import chat_findings, judged_by_chat
 from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.local import LocalFacts
+from frayproof_audit.mutate.provider_batches import batch_findings, batch_rules
 from frayproof_audit.mutate.shape import Fresh, Original, Shape
 from frayproof_audit.prepared import BeforeFacts, pin_texts
 from frayproof_audit.report import Report, Violation
@@ -143,8 +145,8 @@ class IncrementalEvaluator:
         self.kept_calls: KeptCalls | None = None
         if facts.calls is not None and not self.original.get(_CALLS.name, True):
             self.kept_calls = KeptCalls(after.views, facts.calls)
-        self.chat_batches = (not self.original.get(_PROVIDER.name, True)
-                             and judged_by_chat(contract.settings(_PROVIDER.key), after.format.name))
+        self.provider_batches = (None if self.original.get(_PROVIDER.name, True)
+                                 else batch_rules(contract.settings(_PROVIDER.key), after.format.name))
         self.noteless = Loaded([], [], after.format)
         """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
         built from neutral messages, not read from wire data), so the check sees only the
@@ -239,8 +241,9 @@ class IncrementalEvaluator:
                 found += check.find(self.noteless, self.contract, self.facts, settings)
             elif effects.declared and check is _ARGUMENTS and not self.original[check.name]:
                 found += self.local.per_message(check, mutant, self.contract, self.facts, settings)
-            elif check is _PROVIDER and effects.declared and self.chat_batches:
-                found += chat_findings(mutant, self.contract, self.facts, settings)
+            elif check is _PROVIDER and effects.declared and self.provider_batches is not None:
+                found += batch_findings(self.provider_batches, mutant, self.contract, self.facts,
+                                        settings)
             elif (check is _CALLS and effects.declared and self.kept_calls is not None
                   and (judged := self.kept_calls.findings(effects, mutant, settings)) is not None):
                 found += judged

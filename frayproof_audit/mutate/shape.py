@@ -106,7 +106,7 @@ class New(NamedTuple):
 class Shape:
     """One mutant: original ranges `(offset in mutant, start, stop)` and new messages."""
 
-    __slots__ = ("_by_start", "_loaded", "fresh", "length", "original", "pieces", "ranges")
+    __slots__ = ("_by_start", "_loaded", "_offsets", "fresh", "length", "original", "pieces", "ranges")
 
     def __init__(self, original: Original, segments: list[Segment]) -> None:
         self.original = original
@@ -133,6 +133,7 @@ class Shape:
         self.fresh = fresh
         self.length = offset
         self._by_start: list[tuple[int, int, int]] | None = None
+        self._offsets: list[int] | None = None
         self._loaded: Loaded | None = None
 
     # ------------------------------------------------------------------ positions
@@ -166,8 +167,55 @@ class Shape:
         return found
 
     def view_at(self, position: int) -> MessageView:
-        found: MessageView = self.views_between(position, position + 1)[0][1]
+        """The view at one mutant position (the piece holding it found by bisection)."""
+        offsets = self._offsets
+        if offsets is None:
+            offsets = self._offsets = [piece.offset for piece in self.pieces]
+        piece = self.pieces[bisect_right(offsets, position) - 1]
+        if isinstance(piece, Kept):
+            view: MessageView = self.original.views[piece.start + position - piece.offset]
+            return view
+        made: MessageView = piece.views[position - piece.offset]
+        return made
+
+    def messages_between(self, start: int, stop: int) -> list[tuple[int, dict[str, Any], MessageView]]:
+        """(mutant position, neutral message, view) for positions [start, stop) of the mutant:
+        the original's own dicts where it keeps them (for rules that read a message's blocks)."""
+        found: list[tuple[int, dict[str, Any], MessageView]] = []
+        wire, views = self.original.wire, self.original.views
+        for piece in self.pieces:
+            offset = piece.offset
+            if isinstance(piece, Kept):
+                low, high = max(start, offset), min(stop, offset + piece.stop - piece.start)
+                first = piece.start - offset
+                found += ((k, wire[first + k], views[first + k]) for k in range(low, high))
+            else:
+                low, high = max(start, offset), min(stop, offset + len(piece.views))
+                found += ((k, piece.messages[k - offset], piece.views[k - offset])
+                          for k in range(low, high))
         return found
+
+    def last_with_role(self, role: str, stop: int | None = None) -> int:
+        """The last mutant position before `stop` (default: the end) whose role is `role`, or
+        -1; walked piece by piece from the end, so it costs the distance it walks."""
+        stop = self.length if stop is None else stop
+        views = self.original.views
+        for piece in reversed(self.pieces):
+            offset = piece.offset
+            if offset >= stop:
+                continue
+            if isinstance(piece, Kept):
+                high = min(stop, offset + piece.stop - piece.start)
+                first = piece.start - offset
+                for k in range(high - 1, offset - 1, -1):
+                    if views[first + k].role == role:
+                        return k
+            else:
+                high = min(stop, offset + len(piece.views))
+                for k in range(high - 1, offset - 1, -1):
+                    if piece.views[k - offset].role == role:
+                        return k
+        return -1
 
     def tail(self) -> int:
         """The last mutant position whose role is not `tool`, or -1."""

@@ -1,0 +1,178 @@
+"""`provider_validity` on a mutant from the batches its edit can change, not the whole mutant,
+under the `openai-chat`, `anthropic` and `gemini` profiles.
+
+Rerunning the check over every mutant made mutation quadratic in the record's length
+(openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages 2.97 s, 2,000
+9.08 s). The lemma, for an original output with no finding of this check (clean; otherwise the
+caller reruns it):
+
+Call a *batch* a non-tool message with the run of tool messages right after it (and a run of
+tool messages at the very start, with nothing before it, a batch without a head). The *batch
+rules* judge each batch on its own: a tool message is an orphan, answers an unknown id or is
+counted (Gemini) by its batch's head alone; a call is unanswered, or its responses miscounted,
+by its own batch's tool messages alone, unless its message is the last non-tool message (the
+tail) and `allow_trailing_pending_call` excuses it. Gemini's call-position rule reads one thing
+more, the batch's *context*: the nearest earlier message whose role is not an instruction role
+(`system`, `developer`), and the instruction messages between (each a batch of its own).
+Anthropic has *final-turn rules* besides: they read the last assistant message, the messages
+after it, and its turn back to the latest user message before it, and nothing else of the
+snapshot (the prior facts come from before). The profiles compare nothing else with before.
+
+A mutant is a layout of pieces: runs of original messages kept in order, and new messages. A
+batch of the mutant that holds no new message and neither the first nor the last position of a
+piece lies strictly inside one kept run and starts at a non-tool message of it (position 0 is
+always a piece's first); its tool run ends inside that run as well, so it is a batch of the
+original, message for message. Its batch-rule findings are the original's, none, unless its
+head's tail status changed, or (Gemini) its context holds a new message or a piece's first or
+last position; but the mutant's tail batch ends at the mutant's last position (a piece's last),
+and the original's tail batch ends at the original's last message, so wherever it is kept it
+holds the last position of the piece keeping it. A context that holds such a position p ends at
+the batch's head, and between p's batch and the head there are only instruction messages, so
+walking from p's batch to the next batch heads, through heads with an instruction role, reaches
+the batch. So the mutant's batch-rule findings are those of these batches, each judged alone
+with its context (the pending allowance only for the mutant's tail batch), in mutant order; the
+final-turn rules are judged on the mutant's suffix from the latest user message before its last
+assistant message (from position 0 when there is none), which costs that turn's length.
+
+The Responses profile pairs calls and outputs anywhere in the snapshot and its reasoning items
+with the item after them, so it is rerun in full (in a corpus audit, `--max-mutants-per-pair`
+bounds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from frayproof_audit.checks import provider_validity
+from frayproof_audit.checks.base import CheckSettings
+from frayproof_audit.contract import Contract
+from frayproof_audit.model import INSTRUCTION_ROLES
+from frayproof_audit.mutate.local import placed, window
+from frayproof_audit.mutate.shape import Kept, Shape
+from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.providers import anthropic, gemini, openai_chat, profile_for
+from frayproof_audit.providers.base import Rule
+from frayproof_audit.report import Violation
+
+
+@dataclass(frozen=True, slots=True)
+class BatchRules:
+    """How one profile's rules read a snapshot, as far as the lemma needs to know."""
+
+    batch_codes: frozenset[str]
+    """The rules judged batch by batch."""
+    context: bool = False
+    """Whether the batch rules also read the batch's context (Gemini's call position)."""
+    final_codes: frozenset[str] = frozenset()
+    """The rules judged on the final turn (Anthropic's thinking rules)."""
+
+
+def _codes(*rules: Rule) -> frozenset[str]:
+    return frozenset(rule.code for rule in rules)
+
+
+RULES: dict[str, BatchRules] = {
+    openai_chat.PROFILE.name: BatchRules(_codes(*openai_chat.PROFILE.rules)),
+    anthropic.PROFILE.name: BatchRules(
+        _codes(anthropic.RESULT_ORPHAN, anthropic.USE_UNANSWERED),
+        final_codes=_codes(anthropic.THINKING_FIRST, anthropic.THINKING_MODIFIED)),
+    gemini.PROFILE.name: BatchRules(_codes(*gemini.PROFILE.rules), context=True),
+}
+"""The profiles the lemma covers; every rule of each is in exactly one of its code sets."""
+
+
+def batch_rules(settings: CheckSettings, format_name: str) -> BatchRules | None:
+    """The lemma's reading of the profile these settings judge `format_name` data by (None:
+    a profile the lemma does not cover)."""
+    named = settings.option(provider_validity.PROFILE)
+    return RULES.get(named if named is not None else profile_for(format_name))
+
+
+def batch_findings(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
+                   settings: CheckSettings) -> list[Violation]:
+    """The mutant's `provider_validity` findings (original clean)."""
+    length = mutant.length
+    if not length:
+        return []
+    wanted: set[int] = set()
+    for piece in mutant.pieces:
+        if isinstance(piece, Kept):  # a kept run: its two ends
+            wanted.update((piece.offset, piece.offset + piece.stop - piece.start - 1))
+        else:  # new messages: all of them
+            wanted.update(range(piece.offset, piece.offset + len(piece.messages)))
+    heads = {_head(mutant, position) for position in wanted}
+    if rules.context:
+        heads |= {follower for head in heads for follower in _followers(mutant, head)}
+    tail = mutant.tail()
+    allow = bool(settings.option(provider_validity.ALLOW_PENDING))
+    closed = replace(settings, options={**settings.options, provider_validity.ALLOW_PENDING: False})
+    found: list[Violation] = []
+    for head in sorted(heads):
+        start = _context_start(mutant, head) if rules.context else head
+        batch = mutant.views_between(start, _batch_end(mutant, head))
+        positions = [position for position, _ in batch]
+        small = window(mutant.original.format, positions, [{} for _ in batch], [view for _, view in batch])
+        chosen = settings if allow and head == tail else closed
+        found += [violation for violation in placed(
+            provider_validity.find(small, contract, facts, chosen), positions)
+            if violation.code in rules.batch_codes and violation.message_index is not None
+            and violation.message_index >= head]
+    if rules.final_codes:
+        found += _final_turn(rules, mutant, contract, facts, settings)
+        found.sort(key=lambda violation: violation.message_index or 0)  # stable: the judge's order
+    return found
+
+
+def _final_turn(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
+                settings: CheckSettings) -> list[Violation]:
+    """The final-turn rules' findings, judged on the suffix from the latest user message before
+    the last assistant message (real messages: the rules read their blocks)."""
+    final = mutant.last_with_role("assistant")
+    if final < 0:
+        return []
+    start = max(mutant.last_with_role("user", final), 0)
+    suffix = mutant.messages_between(start, mutant.length)
+    positions = [position for position, _, _ in suffix]
+    small = window(mutant.original.format, positions, [message for _, message, _ in suffix],
+                   [view for _, _, view in suffix])
+    return [violation for violation in placed(provider_validity.find(small, contract, facts, settings),
+                                              positions)
+            if violation.code in rules.final_codes]
+
+
+def _head(mutant: Shape, position: int) -> int:
+    """The first position of the batch holding `position`: its head, or 0 for a headless run."""
+    while position > 0 and mutant.view_at(position).role == "tool":
+        position -= 1
+    return position
+
+
+def _batch_end(mutant: Shape, head: int) -> int:
+    """The position after the batch starting at `head` (it and the tool messages after it)."""
+    position = head + 1
+    while position < mutant.length and mutant.view_at(position).role == "tool":
+        position += 1
+    return position
+
+
+def _followers(mutant: Shape, head: int) -> Sequence[int]:
+    """The next batch heads after `head`'s batch whose context may hold it: through heads with
+    an instruction role, up to and including the first head without one."""
+    found: list[int] = []
+    position = _batch_end(mutant, head)
+    while position < mutant.length:
+        found.append(position)
+        if mutant.view_at(position).role not in INSTRUCTION_ROLES:
+            break
+        position = _batch_end(mutant, position)
+    return found
+
+
+def _context_start(mutant: Shape, head: int) -> int:
+    """The first position of the context of the batch at `head` (Gemini's call position reads
+    the nearest earlier message that is not an instruction message; 0 when there is none)."""
+    position = head - 1
+    while position >= 0 and mutant.view_at(position).role in INSTRUCTION_ROLES:
+        position -= 1
+    return max(position, 0)
