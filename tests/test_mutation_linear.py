@@ -150,7 +150,7 @@ LINEAR_CONTRACTS = {
     # the other profiles the batch lemma covers, judging the same Chat data
     **{f"audit + provider_validity ({profile})": _OPT_IN.replace(
         "  provider_validity:\n", f"  provider_validity:\n    profile: {profile}\n")
-       for profile in ("anthropic", "gemini")},
+       for profile in ("anthropic", "gemini", "openai-responses")},
 }
 
 

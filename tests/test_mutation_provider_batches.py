@@ -15,11 +15,14 @@ from frayproof_audit.checks.base import CheckSettings
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.formats import get_format
 from frayproof_audit.mutate import mutate_pair
+from frayproof_audit.mutate.incremental import IncrementalEvaluator
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.provider_batches import RULES, batch_rules
+from frayproof_audit.prepared import prepare_before
 from frayproof_audit.providers import PROFILES
 from frayproof_audit.snapshot import load_list
 from sessiongen.anthropic_wire import to_anthropic
+from sessiongen.responses_items import representable, to_items
 from tests.helpers import make_contract
 
 
@@ -73,6 +76,11 @@ OUTPUTS = {
                       _text("user", "now fix it"), _thinking("fix", "c", "d"), _tool("d"), _tool("c")],
     "thinking then user": [_text("user", "go"), _thinking("plan", "a"), _tool("a"), _text("user", "go on"),
                            _thinking("more", "b"), _tool("b"), _text("user", "stop")],
+    # a reasoning item kept with the call it came with: the Responses lemma does not hold
+    # (reasoning pairs across messages), so these mutants are rechecked in full
+    "reasoning item": [_text("user", "go"), {**_calls("a"), "content": [
+        {"type": "reasoning", "id": "rs_1", "summary": []}]}, _tool("a"), _text("assistant", "done"),
+        _text("user", "next")],
     # a thinking turn whose last call turn does not start with thinking: fine while a user
     # message follows; dropping it makes that call turn the final message
     "plain calls after thinking": [_text("user", "go"), _thinking("plan", "a"), _tool("a"), _calls("b"),
@@ -94,6 +102,10 @@ CONTRACTS = {
         "provider_validity": {"profile": "gemini", "allow_trailing_pending_call": True},
         "tool_pairs": False, "unique_tool_ids": False, "structure": False}},
     "gemini strict": {"version": 1, "checks": {"provider_validity": {"profile": "gemini"}}},
+    "responses named": {"version": 1, "checks": {
+        "provider_validity": {"profile": "openai-responses", "allow_trailing_pending_call": True},
+        "tool_pairs": False, "unique_tool_ids": False, "structure": False}},
+    "responses strict": {"version": 1, "checks": {"provider_validity": {"profile": "openai-responses"}}},
 }
 
 
@@ -112,13 +124,14 @@ COMBINATIONS = [(output, contract) for output in sorted(OUTPUTS) for contract in
 def test_only_the_expected_combinations_are_left_out() -> None:
     left_out = {(output, contract) for output in OUTPUTS for contract in CONTRACTS} - set(COMBINATIONS)
     assert left_out == {("pending tail", "strict"), ("pending tail", "anthropic strict"),
-                        ("pending tail", "gemini strict"),
+                        ("pending tail", "gemini strict"), ("pending tail", "responses strict"),
                         # Gemini wants a user turn before the first call turn
                         ("leading batch", "gemini named"), ("leading batch", "gemini strict"),
                         # a system message after the first user message breaks `structure`
                         *((output, name) for output in ("instructions between",
                                                         "instructions after the latest user")
-                          for name in ("strict", "pending allowed", "anthropic strict", "gemini strict"))}
+                          for name in ("strict", "pending allowed", "anthropic strict", "gemini strict",
+                                       "responses strict"))}
 
 
 @pytest.mark.parametrize(("output_name", "contract_name"), COMBINATIONS)
@@ -149,20 +162,63 @@ def test_anthropic_wire_data_agrees_with_a_full_recheck(output_name: str) -> Non
     assert report.mutants
 
 
+RESPONSES_CONTRACT = {"version": 1, "format": "openai-responses", "checks": {
+    "provider_validity": {"allow_trailing_pending_call": True},
+    "tool_pairs": {"allow_trailing_pending_call": True}}}
+
+
+@pytest.mark.parametrize("output_name", ["leading batch", "pending tail", "long batches"])
+@pytest.mark.parametrize("reasoning", [False, True], ids=["items", "items with reasoning"])
+def test_responses_wire_data_agrees_with_a_full_recheck(output_name: str, reasoning: bool) -> None:
+    """Real Responses items (calls and outputs as items of their own), judged by their format's
+    own profile; with reasoning items in front of assistant turns the lemma stands aside."""
+    messages = representable(OUTPUTS[output_name])
+    assert messages is not None
+    items = to_items(messages, reasoning=reasoning).items
+    fmt = get_format("openai-responses")
+    contract = make_contract(RESPONSES_CONTRACT)
+    before, after = fmt.load(items), fmt.load(items)
+    assert check_loaded(before, after, contract).passed
+    evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
+    assert (evaluator.provider_rules is None) == reasoning
+    report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
+    assert report.mutants
+
+
 def test_every_rule_of_a_covered_profile_is_judged_somewhere() -> None:
-    """A rule left out of both code sets would silently never be reported on a mutant."""
+    """A rule left out of every code set would silently never be reported on a mutant; only
+    Responses' reasoning rules are, and the lemma is not used when they have anything to judge."""
+    assert set(RULES) == set(PROFILES)
     for name, rules in RULES.items():
         codes = {rule.code for rule in PROFILES[name].rules}
-        assert rules.batch_codes | rules.final_codes == codes
-        assert not rules.batch_codes & rules.final_codes
+        judged = [rules.batch_codes, rules.final_codes, rules.id_codes]
+        assert sum(len(part) for part in judged) == len(set().union(*judged))
+        expected = codes if name != "openai-responses" else codes - {
+            "PV-RESP-REASONING-ALONE", "PV-RESP-REASONING-MISSING"}
+        assert set().union(*judged) == expected
     responses = CheckSettings(options={"profile": "openai-responses", "allow_trailing_pending_call": False})
-    assert batch_rules(responses, "openai") is None  # rerun in full
+    assert batch_rules(responses, "openai") is RULES["openai-responses"]
+
+
+def test_the_responses_lemma_stands_aside_for_reasoning_items() -> None:
+    """With a reasoning item in the output the lemma is off (the pair is rechecked in full), and
+    the reasoning rules still catch what they must."""
+    contract = make_contract(CONTRACTS["responses named"])
+    messages = OUTPUTS["reasoning item"]
+    before, after = load_list(messages), load_list(messages)
+    assert IncrementalEvaluator(after, contract, prepare_before(before, contract)).provider_rules is None
+    plain = load_list(OUTPUTS["long batches"])
+    assert IncrementalEvaluator(plain, contract, prepare_before(plain, contract)).provider_rules is not None
+    report = mutate_pair(before, after, contract, verify=True)
+    assert any(v.code.startswith("PV-RESP-REASONING") for mutant in report.mutants if mutant.report
+               for v in mutant.report.violations)
 
 
 @pytest.mark.parametrize(("contract_name", "codes"), [
     ("gemini named", {"PV-GEM-CALL-POSITION", "PV-GEM-RESPONSE-COUNT"}),
     ("anthropic named", {"PV-ANTH-THINKING-FIRST", "PV-ANTH-THINKING-MODIFIED",
                          "PV-ANTH-RESULT-ORPHAN", "PV-ANTH-USE-UNANSWERED"}),
+    ("responses named", {"PV-RESP-CALL-UNANSWERED", "PV-RESP-OUTPUT-ORPHAN"}),
 ])
 def test_context_and_final_turn_rules_catch_mutants(contract_name: str, codes: set[str]) -> None:
     """The outputs reach the rules beyond a batch: every rule of the profile catches some mutant

@@ -64,7 +64,8 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   of instruction messages) alone, so M's findings are those of the batches holding a new
   message or a layout piece's first or last position (and, for Gemini, the batches whose context
   holds one), plus Anthropic's final-turn rules judged on M's last turn (`provider_batches`,
-  which states why, tails included). The Responses profile is rerun in full.
+  which states why, tails included); under openai-responses, with no reasoning item in the
+  pair, the call rules are id-local and judged like tool_pair_integrity's.
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -99,7 +100,8 @@ from frayproof_audit.model import INSTRUCTION_ROLES, has_content
 from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.local import LocalFacts
-from frayproof_audit.mutate.provider_batches import batch_findings, batch_rules
+from frayproof_audit.mutate.provider_batches import batch_rules, reasoning_free
+from frayproof_audit.mutate.provider_batches import findings as provider_findings
 from frayproof_audit.mutate.shape import Fresh, Original, Shape
 from frayproof_audit.prepared import BeforeFacts, pin_texts
 from frayproof_audit.report import Report, Violation
@@ -145,8 +147,11 @@ class IncrementalEvaluator:
         self.kept_calls: KeptCalls | None = None
         if facts.calls is not None and not self.original.get(_CALLS.name, True):
             self.kept_calls = KeptCalls(after.views, facts.calls)
-        self.provider_batches = (None if self.original.get(_PROVIDER.name, True)
-                                 else batch_rules(contract.settings(_PROVIDER.key), after.format.name))
+        self.provider_rules = (None if self.original.get(_PROVIDER.name, True)
+                               else batch_rules(contract.settings(_PROVIDER.key), after.format.name))
+        if self.provider_rules is not None and self.provider_rules.id_codes and not reasoning_free(
+                self.provider_rules, after.wire, facts):
+            self.provider_rules = None
         self.noteless = Loaded([], [], after.format)
         """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
         built from neutral messages, not read from wire data), so the check sees only the
@@ -241,11 +246,7 @@ class IncrementalEvaluator:
                 found += check.find(self.noteless, self.contract, self.facts, settings)
             elif effects.declared and check is _ARGUMENTS and not self.original[check.name]:
                 found += self.local.per_message(check, mutant, self.contract, self.facts, settings)
-            elif check is _PROVIDER and effects.declared and self.provider_batches is not None:
-                found += batch_findings(self.provider_batches, mutant, self.contract, self.facts,
-                                        settings)
-            elif (check is _CALLS and effects.declared and self.kept_calls is not None
-                  and (judged := self.kept_calls.findings(effects, mutant, settings)) is not None):
+            elif (judged := self._judged_alone(check, effects, mutant, settings)) is not None:
                 found += judged
             elif (check is _STRUCTURE and effects.swapped is not None and not self.original[check.name]
                   and effects == Effects(swapped=effects.swapped)
@@ -254,6 +255,19 @@ class IncrementalEvaluator:
             else:
                 found += check.find(mutant.loaded, self.contract, self.facts, settings)
         return Report(tuple(found))
+
+    def _judged_alone(self, check: Check, effects: Effects, mutant: Shape,
+                      settings: CheckSettings) -> list[Violation] | None:
+        """provider_validity and tool_call_integrity by their lemmas, on the part of the mutant
+        an edit can change (None: the lemma does not cover it; rerun in full)."""
+        if not effects.declared:
+            return None
+        if check is _PROVIDER and self.provider_rules is not None:
+            return provider_findings(self.provider_rules, self.local, effects, mutant, self.contract,
+                                     self.facts, settings)
+        if check is _CALLS and self.kept_calls is not None:
+            return self.kept_calls.findings(effects, mutant, settings)
+        return None
 
     def _unchanged(self, check: Check, effects: Effects, fresh: Fresh) -> bool:
         """Whether this check's findings on the mutant are the original's, by the lemmas."""

@@ -114,6 +114,18 @@ class LocalFacts:
     def id_local(self, check: Check, effects: Effects, mutant: Shape, contract: Contract,
                  facts: BeforeFacts, settings: CheckSettings, with_tail: bool) -> list[Violation]:
         """The mutant's findings of an id-local check, from the messages carrying ids in D."""
+        wanted, chosen = self.carriers_of(effects, mutant, with_tail)
+        if not chosen:
+            return []
+        positions = sorted(chosen)
+        masked = [_mask(chosen[position], wanted) for position in positions]
+        small = Loaded([{} for _ in positions], masked, self.original.format)
+        return placed(check.find(small, contract, facts, settings), positions)
+
+    def carriers_of(self, effects: Effects, mutant: Shape,
+                    with_tail: bool) -> tuple[set[str], dict[int, MessageView]]:
+        """D, and the mutant's messages that carry an id in D or are new (with the mutant's last
+        non-tool message when `with_tail`), by mutant position."""
         views = self.original.views
         wanted: set[str] = set()
         for index in self.touched(effects):
@@ -136,12 +148,7 @@ class LocalFacts:
             chosen[position] = view
         if tail >= 0 and tail not in chosen:
             chosen[tail] = mutant.view_at(tail)
-        if not chosen:
-            return []
-        positions = sorted(chosen)
-        masked = [_mask(chosen[position], wanted) for position in positions]
-        small = Loaded([{} for _ in positions], masked, self.original.format)
-        return placed(check.find(small, contract, facts, settings), positions)
+        return wanted, chosen
 
     def per_message(self, check: Check, mutant: Shape, contract: Contract, facts: BeforeFacts,
                     settings: CheckSettings) -> list[Violation]:

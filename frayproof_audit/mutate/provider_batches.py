@@ -1,5 +1,6 @@
-"""`provider_validity` on a mutant from the batches its edit can change, not the whole mutant,
-under the `openai-chat`, `anthropic` and `gemini` profiles.
+"""`provider_validity` on a mutant from the batches or ids its edit can change, not the whole
+mutant, under every profile (`openai-chat`, `anthropic`, `gemini`; `openai-responses` without
+reasoning items).
 
 Rerunning the check over every mutant made mutation quadratic in the record's length
 (openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages 2.97 s, 2,000
@@ -34,25 +35,36 @@ with its context (the pending allowance only for the mutant's tail batch), in mu
 final-turn rules are judged on the mutant's suffix from the latest user message before its last
 assistant message (from position 0 when there is none), which costs that turn's length.
 
-The Responses profile pairs calls and outputs anywhere in the snapshot and its reasoning items
-with the item after them, so it is rerun in full (in a corpus audit, `--max-mutants-per-pair`
-bounds it).
+The Responses profile pairs calls and outputs anywhere in the snapshot, so its call rules are
+*id-local* instead: whether an output answers nothing, or a call stays unanswered, depends only
+on the order of the messages carrying that id (and, for a call, on whether its message is the
+tail). An edit keeps the relative order of every message it does not touch, so for an id that no
+touched or new message carries, nor the original's tail, the verdict is the original's, none;
+the mutant's findings are those of the other ids, found by judging the mutant's messages that
+carry them, with the mutant's tail (`local.LocalFacts.carriers_of`, as for tool_pair_integrity),
+and keeping the findings about those ids. Its reasoning rules pair a reasoning item with the item
+right after it, across messages; the lemma holds only when there are none to judge: no reasoning
+item in the original or in the edit's new messages, and none required by before. Otherwise the
+mutant is rerun in full (in a corpus audit, `--max-mutants-per-pair` bounds that).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from frayproof_audit.checks import provider_validity
 from frayproof_audit.checks.base import CheckSettings
 from frayproof_audit.contract import Contract
 from frayproof_audit.model import INSTRUCTION_ROLES
-from frayproof_audit.mutate.local import placed, window
+from frayproof_audit.mutate.edits import Effects
+from frayproof_audit.mutate.local import LocalFacts, placed, window
 from frayproof_audit.mutate.shape import Kept, Shape
 from frayproof_audit.prepared import BeforeFacts
-from frayproof_audit.providers import anthropic, gemini, openai_chat, profile_for
+from frayproof_audit.providers import anthropic, gemini, openai_chat, openai_responses, profile_for
 from frayproof_audit.providers.base import Rule
+from frayproof_audit.providers.blocks import reasoning_positions
 from frayproof_audit.report import Violation
 
 
@@ -66,6 +78,9 @@ class BatchRules:
     """Whether the batch rules also read the batch's context (Gemini's call position)."""
     final_codes: frozenset[str] = frozenset()
     """The rules judged on the final turn (Anthropic's thinking rules)."""
+    id_codes: frozenset[str] = frozenset()
+    """The rules judged id by id (Responses' call rules); the others (its reasoning rules) must
+    have nothing to judge for the lemma to hold."""
 
 
 def _codes(*rules: Rule) -> frozenset[str]:
@@ -78,8 +93,11 @@ RULES: dict[str, BatchRules] = {
         _codes(anthropic.RESULT_ORPHAN, anthropic.USE_UNANSWERED),
         final_codes=_codes(anthropic.THINKING_FIRST, anthropic.THINKING_MODIFIED)),
     gemini.PROFILE.name: BatchRules(_codes(*gemini.PROFILE.rules), context=True),
+    openai_responses.PROFILE.name: BatchRules(
+        frozenset(), id_codes=_codes(openai_responses.CALL_UNANSWERED, openai_responses.OUTPUT_ORPHAN)),
 }
-"""The profiles the lemma covers; every rule of each is in exactly one of its code sets."""
+"""The profiles the lemma covers. Every rule of the first three is in exactly one of their code
+sets; Responses' reasoning rules are in none (see `reasoning_free`)."""
 
 
 def batch_rules(settings: CheckSettings, format_name: str) -> BatchRules | None:
@@ -89,9 +107,43 @@ def batch_rules(settings: CheckSettings, format_name: str) -> BatchRules | None:
     return RULES.get(named if named is not None else profile_for(format_name))
 
 
+def reasoning_free(rules: BatchRules, wire: list[dict[str, Any]], facts: BeforeFacts) -> bool:
+    """Whether an id-local profile's other rules have nothing to judge in this pair (checked
+    once per pair; a mutant's new messages are checked by `findings`)."""
+    prior = facts.provider
+    return not (prior is not None and prior.reasoning_of) and not any(
+        reasoning_positions(message) for message in wire)
+
+
+def findings(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Shape, contract: Contract,
+             facts: BeforeFacts, settings: CheckSettings) -> list[Violation] | None:
+    """The mutant's `provider_validity` findings (original clean; for an id-local profile, no
+    reasoning in the pair), or None when the lemma does not cover this edit (rerun in full)."""
+    if rules.id_codes:
+        if any(reasoning_positions(message) for _, message, _ in mutant.fresh):
+            return None
+        return _id_local(rules, local, effects, mutant, contract, facts, settings)
+    return batch_findings(rules, mutant, contract, facts, settings)
+
+
+def _id_local(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Shape, contract: Contract,
+              facts: BeforeFacts, settings: CheckSettings) -> list[Violation]:
+    """Responses: judge the messages carrying the edit's ids (calls kept whole, so each keeps
+    its position in its message), and keep the findings about those ids."""
+    wanted, chosen = local.carriers_of(effects, mutant, with_tail=True)
+    if not chosen:
+        return []
+    positions = sorted(chosen)
+    small = window(mutant.original.format, positions, [{} for _ in positions],
+                   [chosen[position] for position in positions])
+    return [violation for violation in placed(provider_validity.find(small, contract, facts, settings),
+                                              positions)
+            if violation.code in rules.id_codes and violation.tool_call_id in wanted]
+
+
 def batch_findings(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
                    settings: CheckSettings) -> list[Violation]:
-    """The mutant's `provider_validity` findings (original clean)."""
+    """The mutant's `provider_validity` findings under a batch profile (original clean)."""
     length = mutant.length
     if not length:
         return []
