@@ -13,7 +13,7 @@ identical results. Target: fast path >= 50x frayproof (floor 10x).
 
     python -m benchmarks.bench_mutate [--quick] [--pairs 40] [--seed 7] [--repeat 2] [--no-peer]
     python -m benchmarks.bench_mutate --huge 1000,4000,16000 [--repeat 2] [--budget N]
-        [--contracts audit,minimal,opt-in openai-chat,opt-in anthropic,opt-in gemini,...]
+        [--contracts all | audit,minimal,opt-in openai-chat,opt-in anthropic,...]
 
 `--huge` measures instead one generated record per size (`benchmarks.huge_mutate`): seconds,
 mutants, microseconds per mutant and peak RSS, and whether the cost stays linear in the length.
@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --huge: max_mutants per pair (default: no budget)")
     parser.add_argument("--contracts", default=",".join(huge_mutate.CONTRACTS), metavar="NAME,...",
                         help="with --huge: contracts to run, of "
-                        f"{', '.join(huge_mutate.ALL_CONTRACTS)} (default: %(default)s)")
+                        f"{', '.join(huge_mutate.ALL_CONTRACTS)}, or all (default: %(default)s)")
     parser.add_argument("--results", type=Path,
                         help="write the JSON results into this folder (python -m benchmarks: "
                         "benchmarks/results; never with --quick)")
@@ -183,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if options.huge is not None:
         sizes = [int(size) for size in options.huge.split(",") if size.strip()]
         names = [name.strip() for name in options.contracts.split(",") if name.strip()]
+        if names == ["all"]:
+            names = list(huge_mutate.ALL_CONTRACTS)
         unknown = [name for name in names if name not in huge_mutate.ALL_CONTRACTS]
         if unknown:
             parser.error(f"unknown contract(s) {', '.join(unknown)} "
