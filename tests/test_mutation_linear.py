@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from benchmarks.huge_mutate import CONTRACTS, huge_session
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.contract import parse_contract
+from frayproof_audit.formats import get_format
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate import shape as shape_module
 from frayproof_audit.mutate.fastpath import SharedPair
@@ -32,6 +33,7 @@ from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import Loaded, load_list, load_wire, parse_snapshot_bytes
 from sessiongen import small
+from sessiongen.responses_items import representable, to_items
 from sessiongen.strategies import clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
 
@@ -173,6 +175,32 @@ def test_work_per_mutant_does_not_grow_with_the_record(contract: str) -> None:
     # exchanges) are a constant number of O(n) passes, i.e. O(1) per mutant on average.
     assert large_cost[0] <= 1.5 * small_cost[0] + 5
     assert large_cost[1] <= 1.5 * small_cost[1] + 5
+
+
+def _responses_cost_per_mutant(size: int) -> tuple[float, int]:
+    """Responses items with a reasoning item in front of every assistant turn, judged by their
+    format's profile with every opt-in check (reasoning items are dropped and kept)."""
+    messages = representable(huge_session(size))
+    assert messages is not None
+    items = to_items(messages, reasoning=True).items
+    contract = parse_contract(_OPT_IN.replace("format: openai\n", "format: openai-responses\n"), "<test>")
+    fmt = get_format("openai-responses")
+    totals = {"check_messages": 0, "key_items": 0}
+    with _counting(totals):
+        report = mutate_pair(fmt.load(items), fmt.load(items), contract)
+    judged = report.caught + report.survived
+    assert report.baseline.passed and judged > size
+    assert any(mutant.operator == "drop_reasoning_item" for mutant in report.mutants)
+    return totals["check_messages"] / judged, judged
+
+
+def test_work_per_mutant_does_not_grow_with_a_reasoning_record() -> None:
+    """Reasoning items: their drops are block edits (declared), and the Responses profile's
+    reasoning rules are judged on windows, so this stays linear too."""
+    small = _responses_cost_per_mutant(150)
+    large = _responses_cost_per_mutant(1_200)
+    assert large[1] > 7 * small[1]
+    assert large[0] <= 1.5 * small[0] + 5
 
 
 def test_huge_records_have_the_requested_length_and_the_benchmark_runs(

@@ -76,11 +76,24 @@ OUTPUTS = {
                       _text("user", "now fix it"), _thinking("fix", "c", "d"), _tool("d"), _tool("c")],
     "thinking then user": [_text("user", "go"), _thinking("plan", "a"), _tool("a"), _text("user", "go on"),
                            _thinking("more", "b"), _tool("b"), _text("user", "stop")],
-    # a reasoning item kept with the call it came with: the Responses lemma does not hold
-    # (reasoning pairs across messages), so these mutants are rechecked in full
+    # reasoning items kept with what they came with, one of them across a message boundary
+    # (an assistant message of reasoning alone, then the call turn it led to)
     "reasoning item": [_text("user", "go"), {**_calls("a"), "content": [
         {"type": "reasoning", "id": "rs_1", "summary": []}]}, _tool("a"), _text("assistant", "done"),
-        _text("user", "next")],
+        _text("user", "next"), {"role": "assistant", "content": [
+            {"type": "reasoning", "id": "rs_2", "summary": []}]}, _calls("b"), _tool("b"),
+        _text("user", "last")],
+    # a run of reasoning items over two messages that a call item requires whole (read from
+    # before): dropping the latest user message leaves the run's first message at a piece's
+    # start, dropping a call rewrites the item that needs both
+    "reasoning across messages": [
+        _text("system", "agent"), _text("user", "go"),
+        {"role": "assistant", "content": [{"type": "reasoning", "id": "rs_1", "summary": []}]},
+        {"role": "assistant", "content": [{"type": "reasoning", "id": "rs_2", "summary": []}]},
+        {**_calls("b", "c"), "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"},
+             "item": {"id": f"fc_{call_id}"}} for call_id in ("b", "c")]},
+        _tool("b"), _tool("c"), _text("assistant", "done")],
     # a thinking turn whose last call turn does not start with thinking: fine while a user
     # message follows; dropping it makes that call turn the final message
     "plain calls after thinking": [_text("user", "go"), _thinking("plan", "a"), _tool("a"), _calls("b"),
@@ -127,6 +140,9 @@ def test_only_the_expected_combinations_are_left_out() -> None:
                         ("pending tail", "gemini strict"), ("pending tail", "responses strict"),
                         # Gemini wants a user turn before the first call turn
                         ("leading batch", "gemini named"), ("leading batch", "gemini strict"),
+                        # and a call turn after a user turn, not after a model turn of reasoning
+                        *(("reasoning item" if turn else "reasoning across messages", f"gemini {kind}")
+                          for turn in (True, False) for kind in ("named", "strict")),
                         # a system message after the first user message breaks `structure`
                         *((output, name) for output in ("instructions between",
                                                         "instructions after the latest user")
@@ -171,7 +187,7 @@ RESPONSES_CONTRACT = {"version": 1, "format": "openai-responses", "checks": {
 @pytest.mark.parametrize("reasoning", [False, True], ids=["items", "items with reasoning"])
 def test_responses_wire_data_agrees_with_a_full_recheck(output_name: str, reasoning: bool) -> None:
     """Real Responses items (calls and outputs as items of their own), judged by their format's
-    own profile; with reasoning items in front of assistant turns the lemma stands aside."""
+    own profile, with and without reasoning items in front of assistant turns."""
     messages = representable(OUTPUTS[output_name])
     assert messages is not None
     items = to_items(messages, reasoning=reasoning).items
@@ -180,38 +196,37 @@ def test_responses_wire_data_agrees_with_a_full_recheck(output_name: str, reason
     before, after = fmt.load(items), fmt.load(items)
     assert check_loaded(before, after, contract).passed
     evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
-    assert (evaluator.provider_rules is None) == reasoning
+    assert evaluator.provider_rules is RULES["openai-responses"]
     report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
     assert report.mutants
 
 
 def test_every_rule_of_a_covered_profile_is_judged_somewhere() -> None:
-    """A rule left out of every code set would silently never be reported on a mutant; only
-    Responses' reasoning rules are, and the lemma is not used when they have anything to judge."""
+    """A rule left out of every code set would silently never be reported on a mutant."""
     assert set(RULES) == set(PROFILES)
     for name, rules in RULES.items():
         codes = {rule.code for rule in PROFILES[name].rules}
-        judged = [rules.batch_codes, rules.final_codes, rules.id_codes]
+        judged = [rules.batch_codes, rules.final_codes, rules.id_codes, rules.reasoning_codes]
         assert sum(len(part) for part in judged) == len(set().union(*judged))
-        expected = codes if name != "openai-responses" else codes - {
-            "PV-RESP-REASONING-ALONE", "PV-RESP-REASONING-MISSING"}
-        assert set().union(*judged) == expected
+        assert set().union(*judged) == codes
     responses = CheckSettings(options={"profile": "openai-responses", "allow_trailing_pending_call": False})
     assert batch_rules(responses, "openai") is RULES["openai-responses"]
 
 
-def test_the_responses_lemma_stands_aside_for_reasoning_items() -> None:
-    """With a reasoning item in the output the lemma is off (the pair is rechecked in full), and
-    the reasoning rules still catch what they must."""
+def test_the_reasoning_rules_are_reached_on_items_in_verify_mode() -> None:
+    """Reasoning items in Chat-shaped data judged by the Responses profile: its reasoning rules
+    catch mutants (dropping the item a reasoning item came with, or the reasoning an item
+    needs), and the windows agreed with the full recheck on each."""
     contract = make_contract(CONTRACTS["responses named"])
-    messages = OUTPUTS["reasoning item"]
-    before, after = load_list(messages), load_list(messages)
-    assert IncrementalEvaluator(after, contract, prepare_before(before, contract)).provider_rules is None
-    plain = load_list(OUTPUTS["long batches"])
-    assert IncrementalEvaluator(plain, contract, prepare_before(plain, contract)).provider_rules is not None
-    report = mutate_pair(before, after, contract, verify=True)
-    assert any(v.code.startswith("PV-RESP-REASONING") for mutant in report.mutants if mutant.report
-               for v in mutant.report.violations)
+    caught: set[str] = set()
+    for output in ("reasoning item", "reasoning across messages"):
+        messages = OUTPUTS[output]
+        before, after = load_list(messages), load_list(messages)
+        evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
+        assert evaluator.provider_rules is not None
+        report = mutate_pair(before, after, contract, verify=True)
+        caught |= {v.code for mutant in report.mutants if mutant.report for v in mutant.report.violations}
+    assert {"PV-RESP-REASONING-ALONE", "PV-RESP-REASONING-MISSING"} <= caught
 
 
 @pytest.mark.parametrize(("contract_name", "codes"), [

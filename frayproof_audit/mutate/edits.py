@@ -62,6 +62,9 @@ class Effects:
     - `arguments_changed`: messages replaced in place by a copy in which one call's arguments
       text alone differs (its id, name and type, the other calls and every other field kept),
       so the copy's `MessageView` equals the original's.
+    - `block_edited`: messages replaced in place by a copy in which one content block (a
+      reasoning item or a thinking block) is dropped or replaced; the content stays a list, and
+      its role, calls, ids and every other field are kept.
     """
 
     deleted: tuple[int, ...] = ()
@@ -71,16 +74,19 @@ class Effects:
     moved_to_end: tuple[int, ...] = ()
     swapped: tuple[int, int] | None = None
     arguments_changed: tuple[int, ...] = ()
+    block_edited: tuple[int, ...] = ()
 
     @property
     def declared(self) -> bool:
         return bool(self.deleted or self.text_edited or self.call_dropped or self.call_repeated
-                    or self.moved_to_end or self.swapped or self.arguments_changed)
+                    or self.moved_to_end or self.swapped or self.arguments_changed
+                    or self.block_edited)
 
     @property
     def rewritten(self) -> tuple[int, ...]:
         """Positions replaced in place by a changed copy."""
-        return self.text_edited + self.call_dropped + self.call_repeated + self.arguments_changed
+        return (self.text_edited + self.call_dropped + self.call_repeated + self.arguments_changed
+                + self.block_edited)
 
     @property
     def permutes(self) -> bool:
@@ -275,11 +281,7 @@ class KeepInstructions:
 @dataclass(frozen=True, slots=True)
 class DropBlock:
     """Delete content block `position` of message `index` (a reasoning item); the message goes
-    with it when nothing else (content, calls, refusal) is left of it.
-
-    A block's deletion is no change the evaluator's lemmas describe (they speak of text, calls
-    and whole messages), so it declares nothing and every check reruns; a deleted message is a
-    deletion."""
+    with it when nothing else (content, calls, refusal) is left of it (then a deletion)."""
 
     index: int
     position: int
@@ -298,13 +300,14 @@ class DropBlock:
         return [(0, index), [without_block(wire[index], self.position)], (index + 1, n)]
 
     def effects(self) -> Effects:
-        return Effects(deleted=(self.index,)) if self.drops_message else Effects()
+        return Effects(deleted=(self.index,)) if self.drops_message else Effects(
+            block_edited=(self.index,))
 
 
 @dataclass(frozen=True, slots=True)
 class ReplaceBlock:
     """Put `block` (prepared by the operator) in place of content block `position` of message
-    `index` (a thinking block). Declares nothing: every check reruns."""
+    `index` (a thinking block)."""
 
     index: int
     position: int
@@ -318,4 +321,4 @@ class ReplaceBlock:
         return [(0, self.index), [copy], (self.index + 1, len(wire))]
 
     def effects(self) -> Effects:
-        return Effects()
+        return Effects(block_edited=(self.index,))

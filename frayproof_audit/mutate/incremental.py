@@ -20,10 +20,10 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   their findings on M are O's, clean or not. Checks that read arguments (any check this module
   has no lemma for) are rerun; pins and retention see it as an in-place rewrite (below).
 - unique_tool_ids, O clean: deleting messages or calls, reordering messages and editing text
-  never create a repeated id; only repeating a call can.
+  or a content block never create a repeated id; only repeating a call can.
 - tool_pair_integrity depends only on the ordered assistant/tool messages (roles, call and
   result ids) and, with the trailing-pending allowance, on which message is the last non-tool
-  one. O clean: text edits and repeating a call in its own message (same id, same message:
+  one. O clean: text or content-block edits and repeating a call in its own message (same id, same message:
   answered or excused alike) change nothing; deleting messages that are neither assistant nor
   tool keeps that subsequence, and the last non-tool message it may change only excuses more;
   moving such messages to the end keeps it, and matters only under the allowance.
@@ -31,8 +31,9 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   result id-less; it can only produce a misplaced result when a deleted assistant's call id is
   still called by a surviving one, so that is checked. Dropping a call whose id no other call
   uses only shrinks `called`, unless the message is left empty. Repeating a call changes
-  neither `called` nor any batch. A text edit keeps every content non-null and matters only if
-  an assistant's has-content flips. Moving an instruction message to the end matters only for
+  neither `called` nor any batch. A text edit, or a block edit (one reasoning item or thinking
+  block dropped or replaced; the content stays a list), keeps every content non-null and
+  matters only if an assistant's has-content flips. Moving an instruction message to the end matters only for
   placement policies other than `anywhere` (at the end it splits no batch).
 - pinned_content never depends on positions (findings point into before): M's findings equal
   O's unless the edit deletes or alters a message of a pinned role or one whose text holds an
@@ -64,8 +65,8 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   of instruction messages) alone, so M's findings are those of the batches holding a new
   message or a layout piece's first or last position (and, for Gemini, the batches whose context
   holds one), plus Anthropic's final-turn rules judged on M's last turn (`provider_batches`,
-  which states why, tails included); under openai-responses, with no reasoning item in the
-  pair, the call rules are id-local and judged like tool_pair_integrity's.
+  which states why, tails included); under openai-responses the call rules are id-local and
+  judged like tool_pair_integrity's, and the reasoning rules on windows around the edit.
 - Where these lemmas do not apply, `local` reruns the id-local checks (tool_pair_integrity,
   unique_tool_ids), the per-message check (tool_arguments) and structure on a swap on the few
   messages the edit can affect (its docstring states why that is all of the mutant's findings).
@@ -100,7 +101,7 @@ from frayproof_audit.model import INSTRUCTION_ROLES, has_content
 from frayproof_audit.mutate.edits import Edit, Effects
 from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.local import LocalFacts
-from frayproof_audit.mutate.provider_batches import batch_rules, reasoning_free
+from frayproof_audit.mutate.provider_batches import batch_rules
 from frayproof_audit.mutate.provider_batches import findings as provider_findings
 from frayproof_audit.mutate.shape import Fresh, Original, Shape
 from frayproof_audit.prepared import BeforeFacts, pin_texts
@@ -149,9 +150,6 @@ class IncrementalEvaluator:
             self.kept_calls = KeptCalls(after.views, facts.calls)
         self.provider_rules = (None if self.original.get(_PROVIDER.name, True)
                                else batch_rules(contract.settings(_PROVIDER.key), after.format.name))
-        if self.provider_rules is not None and self.provider_rules.id_codes and not reasoning_free(
-                self.provider_rules, after.wire, facts):
-            self.provider_rules = None
         self.noteless = Loaded([], [], after.format)
         """What `format_notes` reads of a mutant: its notes, and a mutant carries none (it is
         built from neutral messages, not read from wire data), so the check sees only the
@@ -297,19 +295,22 @@ class IncrementalEvaluator:
 
     def _structure_unchanged(self, effects: Effects, fresh: Fresh) -> bool:
         kinds = [bool(effects.deleted), bool(effects.text_edited), bool(effects.call_dropped),
-                 bool(effects.call_repeated), bool(effects.moved_to_end), effects.swapped is not None]
+                 bool(effects.call_repeated), bool(effects.moved_to_end), effects.swapped is not None,
+                 bool(effects.block_edited), bool(effects.arguments_changed)]
         if sum(kinds) != 1 or effects.swapped is not None:
             return False  # one kind of change at a time; swaps are always rechecked
         if effects.deleted:
             return self._ids_leave_with(effects.deleted)
-        if effects.text_edited:
+        if effects.text_edited or effects.block_edited:
+            # structure reads content only as "is there any" (assistant) and "is it null"; a
+            # block edit keeps a list, so only an assistant's emptiness can flip, as with text
             return not self._assistant_emptiness_flips(fresh)
         if effects.call_dropped:
             return self._dropped_calls_harmless(fresh)
         if effects.moved_to_end:
             return self.policy == "anywhere" and all(
                 self.roles[i] in INSTRUCTION_ROLES for i in effects.moved_to_end)
-        return True  # a call repeated in its own message
+        return True  # a call repeated in its own message, or arguments alone changed (views kept)
 
     def _ids_leave_with(self, deleted: tuple[int, ...]) -> bool:
         """No call id of a deleted assistant is still called by a surviving message."""
@@ -329,19 +330,17 @@ class IncrementalEvaluator:
             for call_id, count in dropped.items():
                 if count > 0 and call_id and self.call_uses[call_id] != count:
                     return False
-            if view.role == "assistant" and not (
-                view.calls or has_content(view.content) or (view.refusal and view.refusal.strip())
-            ):
+            if view.role == "assistant" and _empty_assistant(view):
                 return False
         return True
 
     def _assistant_emptiness_flips(self, fresh: Fresh) -> bool:
+        """Whether an in-place edit turns an assistant message empty or non-empty as structure
+        judges it (no calls, no content, no refusal text)."""
         views = self.after.views
         for position, _, view in fresh:
             # Text edits keep positions, so `position` is also the original index.
-            if view.role == "assistant" and (
-                has_content(view.content) != has_content(views[position].content)
-            ):
+            if view.role == "assistant" and _empty_assistant(view) != _empty_assistant(views[position]):
                 return True
         return False
 
@@ -439,6 +438,11 @@ class IncrementalEvaluator:
         if block_anchor is None and latest_anchor is None:
             return _USER if view.role == "user" else _OTHER
         return block_anchor, latest_anchor
+
+
+def _empty_assistant(view: MessageView) -> bool:
+    """structure's empty-assistant condition, for an assistant message."""
+    return not (view.calls or has_content(view.content) or (view.refusal and view.refusal.strip()))
 
 
 def _only_arguments(effects: Effects) -> bool:

@@ -1,6 +1,5 @@
-"""`provider_validity` on a mutant from the batches or ids its edit can change, not the whole
-mutant, under every profile (`openai-chat`, `anthropic`, `gemini`; `openai-responses` without
-reasoning items).
+"""`provider_validity` on a mutant from the batches, ids or item windows its edit can change, not
+the whole mutant, under every profile (`openai-chat`, `anthropic`, `gemini`, `openai-responses`).
 
 Rerunning the check over every mutant made mutation quadratic in the record's length
 (openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages 2.97 s, 2,000
@@ -42,21 +41,27 @@ tail). An edit keeps the relative order of every message it does not touch, so f
 touched or new message carries, nor the original's tail, the verdict is the original's, none;
 the mutant's findings are those of the other ids, found by judging the mutant's messages that
 carry them, with the mutant's tail (`local.LocalFacts.carriers_of`, as for tool_pair_integrity),
-and keeping the findings about those ids. Its reasoning rules pair a reasoning item with the item
-right after it, across messages; the lemma holds only when there are none to judge: no reasoning
-item in the original or in the edit's new messages, and none required by before. Otherwise the
-mutant is rerun in full (in a corpus audit, `--max-mutants-per-pair` bounds that).
+and keeping the findings about those ids. Its reasoning rules judge *units* of adjacent items
+(in the order of the items the messages stand for): a maximal run of reasoning items with the
+item after it, and an item that before requires reasoning with the run right before it. A unit
+spans consecutive messages; every message it continues past ends in a reasoning item, and the
+message before its first does not (a run is maximal, and reasoning items lead a message's
+items). A unit inside one kept run is the original's, with its verdict, none; so only the units
+that hold a new message or a piece end change. Widening each such position to the nearest cuts
+after a message that does not end in a reasoning item (or the mutant's ends) gives windows that
+hold those units whole and start no unit in the middle, so judging the windows (merged where
+they meet) gives exactly the mutant's reasoning findings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from frayproof_audit.checks import provider_validity
 from frayproof_audit.checks.base import CheckSettings
 from frayproof_audit.contract import Contract
+from frayproof_audit.formats.responses import REASONING, items_of
 from frayproof_audit.model import INSTRUCTION_ROLES
 from frayproof_audit.mutate.edits import Effects
 from frayproof_audit.mutate.local import LocalFacts, placed, window
@@ -64,7 +69,6 @@ from frayproof_audit.mutate.shape import Kept, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.providers import anthropic, gemini, openai_chat, openai_responses, profile_for
 from frayproof_audit.providers.base import Rule
-from frayproof_audit.providers.blocks import reasoning_positions
 from frayproof_audit.report import Violation
 
 
@@ -79,8 +83,9 @@ class BatchRules:
     final_codes: frozenset[str] = frozenset()
     """The rules judged on the final turn (Anthropic's thinking rules)."""
     id_codes: frozenset[str] = frozenset()
-    """The rules judged id by id (Responses' call rules); the others (its reasoning rules) must
-    have nothing to judge for the lemma to hold."""
+    """The rules judged id by id (Responses' call rules)."""
+    reasoning_codes: frozenset[str] = frozenset()
+    """The rules judged on windows cut between messages (Responses' reasoning rules)."""
 
 
 def _codes(*rules: Rule) -> frozenset[str]:
@@ -94,10 +99,10 @@ RULES: dict[str, BatchRules] = {
         final_codes=_codes(anthropic.THINKING_FIRST, anthropic.THINKING_MODIFIED)),
     gemini.PROFILE.name: BatchRules(_codes(*gemini.PROFILE.rules), context=True),
     openai_responses.PROFILE.name: BatchRules(
-        frozenset(), id_codes=_codes(openai_responses.CALL_UNANSWERED, openai_responses.OUTPUT_ORPHAN)),
+        frozenset(), id_codes=_codes(openai_responses.CALL_UNANSWERED, openai_responses.OUTPUT_ORPHAN),
+        reasoning_codes=_codes(openai_responses.REASONING_ALONE, openai_responses.REASONING_MISSING)),
 }
-"""The profiles the lemma covers. Every rule of the first three is in exactly one of their code
-sets; Responses' reasoning rules are in none (see `reasoning_free`)."""
+"""The profiles the lemma covers; every rule of each is in exactly one of its code sets."""
 
 
 def batch_rules(settings: CheckSettings, format_name: str) -> BatchRules | None:
@@ -107,29 +112,21 @@ def batch_rules(settings: CheckSettings, format_name: str) -> BatchRules | None:
     return RULES.get(named if named is not None else profile_for(format_name))
 
 
-def reasoning_free(rules: BatchRules, wire: list[dict[str, Any]], facts: BeforeFacts) -> bool:
-    """Whether an id-local profile's other rules have nothing to judge in this pair (checked
-    once per pair; a mutant's new messages are checked by `findings`)."""
-    prior = facts.provider
-    return not (prior is not None and prior.reasoning_of) and not any(
-        reasoning_positions(message) for message in wire)
-
-
 def findings(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Shape, contract: Contract,
-             facts: BeforeFacts, settings: CheckSettings) -> list[Violation] | None:
-    """The mutant's `provider_validity` findings (original clean; for an id-local profile, no
-    reasoning in the pair), or None when the lemma does not cover this edit (rerun in full)."""
+             facts: BeforeFacts, settings: CheckSettings) -> list[Violation]:
+    """The mutant's `provider_validity` findings (original clean)."""
     if rules.id_codes:
-        if any(reasoning_positions(message) for _, message, _ in mutant.fresh):
-            return None
-        return _id_local(rules, local, effects, mutant, contract, facts, settings)
+        found = _id_local(rules, local, effects, mutant, contract, facts, settings)
+        found += _reasoning_windows(rules, mutant, contract, facts, settings)
+        found.sort(key=lambda violation: violation.message_index or 0)  # stable: the judge's order
+        return found
     return batch_findings(rules, mutant, contract, facts, settings)
 
 
 def _id_local(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Shape, contract: Contract,
               facts: BeforeFacts, settings: CheckSettings) -> list[Violation]:
-    """Responses: judge the messages carrying the edit's ids (calls kept whole, so each keeps
-    its position in its message), and keep the findings about those ids."""
+    """Responses' call rules: judge the messages carrying the edit's ids (calls kept whole, so
+    each keeps its position in its message), and keep the findings about those ids."""
     wanted, chosen = local.carriers_of(effects, mutant, with_tail=True)
     if not chosen:
         return []
@@ -141,19 +138,60 @@ def _id_local(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Sh
             if violation.code in rules.id_codes and violation.tool_call_id in wanted]
 
 
+def _reasoning_windows(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
+                       settings: CheckSettings) -> list[Violation]:
+    """Responses' reasoning rules, judged on the windows around the edit's new messages and
+    piece ends, each widened to cuts after a message that does not end in a reasoning item."""
+    length = mutant.length
+    spans: list[tuple[int, int]] = []
+    for position in sorted(_edges(mutant)):
+        start = position
+        while start > 0 and _ends_in_reasoning(mutant, start - 1):
+            start -= 1
+        stop = position + 1
+        while stop < length and _ends_in_reasoning(mutant, stop - 1):
+            stop += 1
+        if spans and start <= spans[-1][1]:  # overlapping or touching: one window
+            spans[-1] = (spans[-1][0], max(spans[-1][1], stop))
+        else:
+            spans.append((start, stop))
+    found: list[Violation] = []
+    for start, stop in spans:
+        part = mutant.messages_between(start, stop)
+        positions = [position for position, _, _ in part]
+        small = window(mutant.original.format, positions, [message for _, message, _ in part],
+                       [view for _, _, view in part])
+        found += [violation for violation in placed(
+            provider_validity.find(small, contract, facts, settings), positions)
+            if violation.code in rules.reasoning_codes]
+    return found
+
+
+def _ends_in_reasoning(mutant: Shape, position: int) -> bool:
+    """Whether the last item the message at `position` stands for is a reasoning item (a run
+    of reasoning items may then go on into the next message)."""
+    message = mutant.messages_between(position, position + 1)[0][1]
+    return items_of(message)[-1].kind == REASONING
+
+
+def _edges(mutant: Shape) -> set[int]:
+    """The mutant positions an edit can change the surroundings of: its new messages and the
+    first and last position of every kept run."""
+    edges: set[int] = set()
+    for piece in mutant.pieces:
+        if isinstance(piece, Kept):
+            edges.update((piece.offset, piece.offset + piece.stop - piece.start - 1))
+        else:
+            edges.update(range(piece.offset, piece.offset + len(piece.messages)))
+    return edges
+
+
 def batch_findings(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
                    settings: CheckSettings) -> list[Violation]:
     """The mutant's `provider_validity` findings under a batch profile (original clean)."""
-    length = mutant.length
-    if not length:
+    if not mutant.length:
         return []
-    wanted: set[int] = set()
-    for piece in mutant.pieces:
-        if isinstance(piece, Kept):  # a kept run: its two ends
-            wanted.update((piece.offset, piece.offset + piece.stop - piece.start - 1))
-        else:  # new messages: all of them
-            wanted.update(range(piece.offset, piece.offset + len(piece.messages)))
-    heads = {_head(mutant, position) for position in wanted}
+    heads = {_head(mutant, position) for position in _edges(mutant)}
     if rules.context:
         heads |= {follower for head in heads for follower in _followers(mutant, head)}
     tail = mutant.tail()
