@@ -40,7 +40,12 @@ OPT_IN = {
         "  tool_call_integrity: true\n"))
     for profile in ("openai-chat", "anthropic", "gemini", "openai-responses")
 }
-"""Selectable with `--contracts` (the Chat data judged by each provider profile's rules)."""
+OPT_IN["opt-in responses items with reasoning"] = CONTRACTS["audit"].replace(
+    "format: openai\n", "format: openai-responses\n").replace(_STRUCTURE, _STRUCTURE + (
+        "  provider_validity:\n    allow_trailing_pending_call: true\n  tool_call_integrity: true\n"))
+"""Selectable with `--contracts`: the Chat record judged by each provider profile's rules, and
+the same session as Responses items with a reasoning item before every assistant turn (in its
+own format, so reasoning items are dropped by their operator and judged by their rules)."""
 ALL_CONTRACTS = {**CONTRACTS, **OPT_IN}
 TARGET_SECONDS = {16_000: 10.0}
 TARGET_MB = {16_000: 300.0}
@@ -81,6 +86,19 @@ def huge_session(n_messages: int, seed: int = 1) -> list[dict[str, Any]]:
     return messages
 
 
+def huge_record(n_messages: int, fmt: str) -> list[dict[str, Any]]:
+    """`huge_session` as wire data of `fmt`: Chat messages, or (openai-responses) Responses
+    items with a reasoning item in front of every assistant turn."""
+    messages = huge_session(n_messages)
+    if fmt != "openai-responses":
+        return messages
+    from sessiongen.responses_items import representable, to_items
+
+    written = representable(messages)
+    assert written is not None  # the generated session has a Responses spelling
+    return to_items(written, reasoning=True).items
+
+
 CHILD = r"""
 import json, resource, sys, time
 import orjson
@@ -88,16 +106,17 @@ from frayproof_audit.contract import parse_contract
 from frayproof_audit.mutate import mutate_pair
 from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes
 sys.path.insert(0, sys.argv[1])
-from benchmarks.huge_mutate import huge_session
+from benchmarks.huge_mutate import huge_record
 size, contract_text, repeat, warm = int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5] == "1"
 budget = None if sys.argv[6] == "none" else int(sys.argv[6])
 contract = parse_contract(contract_text, "<contract>")
-blob = orjson.dumps(huge_session(size))
+fmt = contract.format
+blob = orjson.dumps(huge_record(size, fmt))
 kwargs = {} if budget is None else {"max_mutants": budget}
 def once():
     start = time.perf_counter()
-    report = mutate_pair(load_wire(parse_snapshot_bytes(blob)), load_wire(parse_snapshot_bytes(blob)),
-                         contract, **kwargs)
+    report = mutate_pair(load_wire(parse_snapshot_bytes(blob), fmt),
+                         load_wire(parse_snapshot_bytes(blob), fmt), contract, **kwargs)
     return time.perf_counter() - start, report
 if warm:
     once()
@@ -148,11 +167,13 @@ def run(sizes: Sequence[int], repeat: int, budget: int | None = None, timeout: f
             micro = 1e6 * seconds / max(judged, 1)
             per_mutant[size] = micro
             targets = []
-            if size in TARGET_SECONDS:
+            # the issue's absolute targets are for its contracts; the opt-in ones (two more
+            # checks per mutant, and another record for Responses items) carry the linear one
+            if size in TARGET_SECONDS and name in CONTRACTS:
                 targets.append(f"<= {TARGET_SECONDS[size]:.0f} s {_verdict(seconds <= TARGET_SECONDS[size])}")
                 measured.append(results.Target(f"mutate one {size:,}-message record ({name} contract)",
                                                seconds, TARGET_SECONDS[size], unit="s", at_least=False))
-            if size in TARGET_MB:
+            if size in TARGET_MB and name in CONTRACTS:
                 targets.append(f"<= {TARGET_MB[size]:.0f} MB {_verdict(mb <= TARGET_MB[size])}")
                 measured.append(results.Target(f"peak memory, one {size:,}-message record ({name} contract)",
                                                mb, TARGET_MB[size], unit="MB", at_least=False))

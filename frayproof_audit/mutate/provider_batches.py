@@ -169,9 +169,12 @@ def _reasoning_windows(rules: BatchRules, mutant: Shape, contract: Contract, fac
 
 def _ends_in_reasoning(mutant: Shape, position: int) -> bool:
     """Whether the last item the message at `position` stands for is a reasoning item (a run
-    of reasoning items may then go on into the next message)."""
-    message = mutant.messages_between(position, position + 1)[0][1]
-    return items_of(message)[-1].kind == REASONING
+    of reasoning items may then go on into the next message). Only an assistant message
+    without calls can end so (calls are its last items), and only with list content."""
+    view = mutant.view_at(position)
+    if view.role != "assistant" or view.calls or type(view.content) is not list:
+        return False
+    return items_of(mutant.message_at(position))[-1].kind == REASONING
 
 
 def _edges(mutant: Shape) -> set[int]:

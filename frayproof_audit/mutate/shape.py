@@ -168,15 +168,27 @@ class Shape:
 
     def view_at(self, position: int) -> MessageView:
         """The view at one mutant position (the piece holding it found by bisection)."""
-        offsets = self._offsets
-        if offsets is None:
-            offsets = self._offsets = [piece.offset for piece in self.pieces]
-        piece = self.pieces[bisect_right(offsets, position) - 1]
+        piece = self._piece_at(position)
         if isinstance(piece, Kept):
             view: MessageView = self.original.views[piece.start + position - piece.offset]
             return view
         made: MessageView = piece.views[position - piece.offset]
         return made
+
+    def message_at(self, position: int) -> dict[str, Any]:
+        """The neutral message at one mutant position (the original's own dict where kept)."""
+        piece = self._piece_at(position)
+        if isinstance(piece, Kept):
+            kept: dict[str, Any] = self.original.wire[piece.start + position - piece.offset]
+            return kept
+        made: dict[str, Any] = piece.messages[position - piece.offset]
+        return made
+
+    def _piece_at(self, position: int) -> Kept | New:
+        offsets = self._offsets
+        if offsets is None:
+            offsets = self._offsets = [piece.offset for piece in self.pieces]
+        return self.pieces[bisect_right(offsets, position) - 1]
 
     def messages_between(self, start: int, stop: int) -> list[tuple[int, dict[str, Any], MessageView]]:
         """(mutant position, neutral message, view) for positions [start, stop) of the mutant:
