@@ -7,6 +7,7 @@ final turn that used thinking (Anthropic's thinking rules)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from frayproof_audit.mutate.incremental import IncrementalEvaluator
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.provider_batches import RULES, batch_rules
 from frayproof_audit.prepared import prepare_before
-from frayproof_audit.providers import PROFILES
+from frayproof_audit.providers import PROFILES, profile_for
 from frayproof_audit.snapshot import load_list
 from sessiongen.anthropic_wire import to_anthropic
 from sessiongen.responses_items import representable, to_items
@@ -159,44 +160,36 @@ def test_every_operator_agrees_with_a_full_recheck(output_name: str, contract_na
     assert report.mutants
 
 
-ANTHROPIC_CONTRACT = {"version": 1, "format": "anthropic", "checks": {
-    "provider_validity": {"allow_trailing_pending_call": True},
-    "tool_pairs": {"allow_trailing_pending_call": True}}}
+def _responses_items(messages: list[dict[str, Any]], reasoning: bool) -> list[dict[str, Any]]:
+    written = representable(messages)
+    assert written is not None
+    return to_items(written, reasoning=reasoning).items
+
+
+WIRE: dict[str, tuple[str, Callable[[list[dict[str, Any]]], Any]]] = {
+    # results as tool_result blocks of user messages, split into neutral tool messages
+    "anthropic": ("anthropic", lambda messages: to_anthropic(messages, top_system=True)[0]),
+    # calls and outputs as items of their own
+    "responses items": ("openai-responses", lambda messages: _responses_items(messages, False)),
+    "responses items with reasoning": ("openai-responses",
+                                       lambda messages: _responses_items(messages, True)),
+}
 
 
 @pytest.mark.parametrize("output_name", ["leading batch", "pending tail", "long batches"])
-def test_anthropic_wire_data_agrees_with_a_full_recheck(output_name: str) -> None:
-    """Real Anthropic wire data (results as tool_result blocks of user messages, split into
-    neutral tool messages), judged by its format's own profile."""
-    wire, _ = to_anthropic(OUTPUTS[output_name], top_system=True)
-    fmt = get_format("anthropic")
-    contract = make_contract(ANTHROPIC_CONTRACT)
-    assert batch_rules(contract.settings("provider_validity"), "anthropic") is RULES["anthropic"]
+@pytest.mark.parametrize("wire_name", sorted(WIRE))
+def test_wire_data_agrees_with_a_full_recheck(wire_name: str, output_name: str) -> None:
+    """Real wire data of a format, judged by its format's own profile (through the lemma)."""
+    format_name, write = WIRE[wire_name]
+    fmt = get_format(format_name)
+    contract = make_contract({"version": 1, "format": format_name, "checks": {
+        "provider_validity": {"allow_trailing_pending_call": True},
+        "tool_pairs": {"allow_trailing_pending_call": True}}})
+    wire = write(OUTPUTS[output_name])
     before, after = fmt.load(wire), fmt.load(wire)
     assert check_loaded(before, after, contract).passed
-    report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
-    assert report.mutants
-
-
-RESPONSES_CONTRACT = {"version": 1, "format": "openai-responses", "checks": {
-    "provider_validity": {"allow_trailing_pending_call": True},
-    "tool_pairs": {"allow_trailing_pending_call": True}}}
-
-
-@pytest.mark.parametrize("output_name", ["leading batch", "pending tail", "long batches"])
-@pytest.mark.parametrize("reasoning", [False, True], ids=["items", "items with reasoning"])
-def test_responses_wire_data_agrees_with_a_full_recheck(output_name: str, reasoning: bool) -> None:
-    """Real Responses items (calls and outputs as items of their own), judged by their format's
-    own profile, with and without reasoning items in front of assistant turns."""
-    messages = representable(OUTPUTS[output_name])
-    assert messages is not None
-    items = to_items(messages, reasoning=reasoning).items
-    fmt = get_format("openai-responses")
-    contract = make_contract(RESPONSES_CONTRACT)
-    before, after = fmt.load(items), fmt.load(items)
-    assert check_loaded(before, after, contract).passed
     evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
-    assert evaluator.provider_rules is RULES["openai-responses"]
+    assert evaluator.provider_rules is RULES[profile_for(format_name)]
     report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
     assert report.mutants
 
