@@ -16,6 +16,8 @@ from frayproof_audit.transcript import (
     inspect,
     repair,
 )
+from frayproof_audit.transcript.loading import read_transcript
+from frayproof_audit.transcript.repair import repair_transcript
 from sessiongen import small
 from sessiongen.strategies import DrawSource
 from tests.transcript_formats import FORMATS, in_format
@@ -88,6 +90,29 @@ def test_repair_is_valid_idempotent_and_leaves_its_input_alone(case: tuple[Any, 
     again = repair(repaired.transcript, fmt)
     assert again.changes == () and again.transcript == repaired.transcript
     assert len(repaired.changes) >= len(repaired.before.defects)
+
+
+@SETTINGS
+@given(damaged())
+def test_repair_without_detaching_the_output_is_the_same_repair(case: tuple[Any, str]) -> None:
+    """The corpus audit repairs with `detach=False` (the output shares the input's message
+    objects instead of a JSON copy): same output, changes and verdicts, and its `output`
+    reading is what a fresh read of the output gives, for every format."""
+    snapshot, fmt = case
+    transcript = read_transcript(snapshot, fmt)
+    try:
+        copied = repair_transcript(read_transcript(snapshot, fmt))
+    except IrreparableError:
+        return
+    shared = repair_transcript(transcript, detach=False)
+    assert shared.transcript == copied.transcript
+    assert (shared.changes, shared.before, shared.after, shared.synthesized) == (
+        copied.changes, copied.before, copied.after, copied.synthesized)
+    if shared.output is None:
+        assert not shared.changes
+        return
+    fresh = read_transcript(shared.transcript, transcript.format).loaded
+    assert shared.output.views == fresh.views and shared.output.wire == fresh.wire
 
 
 @SETTINGS

@@ -60,8 +60,8 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
         if text is not None:  # otel-genai: the messages as a JSON string
             after_wire = parse_messages(text)
         transcript = Transcript(after_wire, fmt, after)
-        repaired = repair_transcript(transcript)
-        again = check_loaded(before, fmt.load(repaired.transcript), contract)
+        repaired = repair_transcript(transcript, detach=False)
+        again = check_loaded(before, after if repaired.output is None else repaired.output, contract)
     except (IrreparableError, InputError):
         return nothing
     remaining = Counter((v.code, v.tool_call_id) for v in again.violations)

@@ -20,7 +20,7 @@ free of FATAL defects, so a second repair changes nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from frayproof_audit.errors import InputError
@@ -100,6 +100,9 @@ class RepairResult:
     before: Inspection
     after: Inspection
     synthesized: tuple[Synthesized, ...] = ()
+    output: Loaded | None = field(default=None, repr=False, compare=False)
+    """The repaired transcript's neutral reading, the one `after` judged (None when nothing
+    changed: then it is the input's)."""
 
     @property
     def changed(self) -> bool:
@@ -143,7 +146,12 @@ def repair(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *,
 
 
 def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
-                      drop_wasteful: bool = True, profile: str | None = None) -> RepairResult:
+                      drop_wasteful: bool = True, profile: str | None = None,
+                      detach: bool = True) -> RepairResult:
+    """`repair` of an already read transcript. With `detach=False` the output is read as
+    assembled, sharing the input's message objects instead of a JSON copy of them: for a
+    caller that owns the transcript and only reads the result (the corpus audit, which repairs
+    every repairable failing pair)."""
     writer = writer_for(transcript)
     before = inspect_transcript(transcript, profile)
     fixed_never = tuple(d for d in before.defects if not d.repairable)
@@ -202,13 +210,15 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
         if view.role == "assistant" and view.calls:
             batch_open, pending = True, additions.get(index, [])
     plan.extend(pending)
-    output = read_transcript(writer.assemble(transcript, plan), transcript.format)
+    assembled = writer.assemble(transcript, plan)
+    output = (read_transcript(assembled, transcript.format) if detach else
+              Transcript(assembled, transcript.format, transcript.format.load(assembled)))
     after = inspect_transcript(output, profile)
     if after.fatal:  # a bug: repair must never hand back an invalid transcript
         raise IrreparableError(after.fatal)
     changes.sort(key=lambda item: item[0])
     return RepairResult(transcript.shaped(output.wire), tuple(change for _, change in changes), before, after,
-                        _synthesized(output.loaded, pairing.dangling))
+                        _synthesized(output.loaded, pairing.dangling), output.loaded)
 
 
 def _synthesized(loaded: Loaded, dangling: tuple[str, ...]) -> tuple[Synthesized, ...]:
