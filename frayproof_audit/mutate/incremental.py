@@ -23,8 +23,8 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   or a content block never create a repeated id; only repeating a call can.
 - tool_pair_integrity depends only on the ordered assistant/tool messages (roles, call and
   result ids) and, with the trailing-pending allowance, on which message is the last non-tool
-  one. O clean: text or content-block edits and repeating a call in its own message (same id, same message:
-  answered or excused alike) change nothing; deleting messages that are neither assistant nor
+  one. O clean: text or content-block edits and repeating a call in its own message (same id,
+  same message: answered or excused alike) change nothing; deleting messages that are neither assistant nor
   tool keeps that subsequence, and the last non-tool message it may change only excuses more;
   moving such messages to the end keeps it, and matters only under the allowance.
 - structure, O clean: deleting messages never makes an instruction late, a message empty or a
@@ -33,8 +33,9 @@ Lemmas (O = original output, M = mutant; "clean" = no finding of that check on O
   uses only shrinks `called`, unless the message is left empty. Repeating a call changes
   neither `called` nor any batch. A text edit, or a block edit (one reasoning item or thinking
   block dropped or replaced; the content stays a list), keeps every content non-null and
-  matters only if an assistant's has-content flips. Moving an instruction message to the end matters only for
-  placement policies other than `anywhere` (at the end it splits no batch).
+  matters only if an assistant turns empty or stops being empty. Moving an instruction message
+  to the end matters only for placement policies other than `anywhere` (at the end it splits
+  no batch).
 - pinned_content never depends on positions (findings point into before): M's findings equal
   O's unless the edit deletes or alters a message of a pinned role or one whose text holds an
   active contains-pin literal (or creates such text); reordering never matters. Whether a pin
