@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from frayproof_audit.checks import provider_validity
 from frayproof_audit.checks.base import CheckSettings
@@ -70,6 +71,7 @@ from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.providers import anthropic, gemini, openai_chat, openai_responses, profile_for
 from frayproof_audit.providers.base import Rule
 from frayproof_audit.report import Violation
+from frayproof_audit.snapshot import MessageView
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,25 @@ def findings(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Sha
     return batch_findings(rules, mutant, contract, facts, settings)
 
 
+def _judged(mutant: Shape, positions: list[int], messages: list[dict[str, Any]],
+            views: list[MessageView], contract: Contract, facts: BeforeFacts,
+            settings: CheckSettings, codes: frozenset[str]) -> list[Violation]:
+    """The check's findings with a code in `codes` on a window of the mutant (its messages at
+    `positions`), placed at their mutant positions."""
+    small = window(mutant.original.format, positions, messages, views)
+    return [violation for violation in placed(provider_validity.find(small, contract, facts, settings),
+                                              positions) if violation.code in codes]
+
+
+def _part(mutant: Shape, start: int, stop: int, contract: Contract, facts: BeforeFacts,
+          settings: CheckSettings, codes: frozenset[str]) -> list[Violation]:
+    """`_judged` on the mutant's positions [start, stop), its real messages included (for the
+    rules that read content blocks)."""
+    part = mutant.messages_between(start, stop)
+    return _judged(mutant, [position for position, _, _ in part], [message for _, message, _ in part],
+                   [view for _, _, view in part], contract, facts, settings, codes)
+
+
 def _id_local(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Shape, contract: Contract,
               facts: BeforeFacts, settings: CheckSettings) -> list[Violation]:
     """Responses' call rules: judge the messages carrying the edit's ids (calls kept whole, so
@@ -131,11 +152,9 @@ def _id_local(rules: BatchRules, local: LocalFacts, effects: Effects, mutant: Sh
     if not chosen:
         return []
     positions = sorted(chosen)
-    small = window(mutant.original.format, positions, [{} for _ in positions],
-                   [chosen[position] for position in positions])
-    return [violation for violation in placed(provider_validity.find(small, contract, facts, settings),
-                                              positions)
-            if violation.code in rules.id_codes and violation.tool_call_id in wanted]
+    return [violation for violation in _judged(
+        mutant, positions, [{} for _ in positions], [chosen[position] for position in positions],
+        contract, facts, settings, rules.id_codes) if violation.tool_call_id in wanted]
 
 
 def _reasoning_windows(rules: BatchRules, mutant: Shape, contract: Contract, facts: BeforeFacts,
@@ -157,13 +176,7 @@ def _reasoning_windows(rules: BatchRules, mutant: Shape, contract: Contract, fac
             spans.append((start, stop))
     found: list[Violation] = []
     for start, stop in spans:
-        part = mutant.messages_between(start, stop)
-        positions = [position for position, _, _ in part]
-        small = window(mutant.original.format, positions, [message for _, message, _ in part],
-                       [view for _, _, view in part])
-        found += [violation for violation in placed(
-            provider_validity.find(small, contract, facts, settings), positions)
-            if violation.code in rules.reasoning_codes]
+        found += _part(mutant, start, stop, contract, facts, settings, rules.reasoning_codes)
     return found
 
 
@@ -204,13 +217,11 @@ def batch_findings(rules: BatchRules, mutant: Shape, contract: Contract, facts: 
     for head in sorted(heads):
         start = _context_start(mutant, head) if rules.context else head
         batch = mutant.views_between(start, _batch_end(mutant, head))
-        positions = [position for position, _ in batch]
-        small = window(mutant.original.format, positions, [{} for _ in batch], [view for _, view in batch])
         chosen = settings if allow and head == tail else closed
-        found += [violation for violation in placed(
-            provider_validity.find(small, contract, facts, chosen), positions)
-            if violation.code in rules.batch_codes and violation.message_index is not None
-            and violation.message_index >= head]
+        found += [violation for violation in _judged(
+            mutant, [position for position, _ in batch], [{} for _ in batch], [view for _, view in batch],
+            contract, facts, chosen, rules.batch_codes)
+            if violation.message_index is not None and violation.message_index >= head]
     if rules.final_codes:
         found += _final_turn(rules, mutant, contract, facts, settings)
         found.sort(key=lambda violation: violation.message_index or 0)  # stable: the judge's order
@@ -225,13 +236,7 @@ def _final_turn(rules: BatchRules, mutant: Shape, contract: Contract, facts: Bef
     if final < 0:
         return []
     start = max(mutant.last_with_role("user", final), 0)
-    suffix = mutant.messages_between(start, mutant.length)
-    positions = [position for position, _, _ in suffix]
-    small = window(mutant.original.format, positions, [message for _, message, _ in suffix],
-                   [view for _, _, view in suffix])
-    return [violation for violation in placed(provider_validity.find(small, contract, facts, settings),
-                                              positions)
-            if violation.code in rules.final_codes]
+    return _part(mutant, start, mutant.length, contract, facts, settings, rules.final_codes)
 
 
 def _head(mutant: Shape, position: int) -> int:

@@ -150,39 +150,42 @@ class Shape:
         start, stop, offset = by_start[found]
         return offset + index - start if index < stop else None
 
+    def _parts(self, piece: Kept | New) -> tuple[list[dict[str, Any]], list[MessageView], int, int]:
+        """A piece's messages and views (the original's, for a kept run), the shift from a mutant
+        position to their index, and the position after the piece."""
+        if isinstance(piece, Kept):
+            original = self.original
+            return (original.wire, original.views, piece.start - piece.offset,
+                    piece.offset + piece.stop - piece.start)
+        return piece.messages, piece.views, -piece.offset, piece.offset + len(piece.views)
+
     def views_between(self, start: int, stop: int) -> list[tuple[int, MessageView]]:
         """(mutant position, view) for positions [start, stop) of the mutant."""
         found: list[tuple[int, MessageView]] = []
-        views = self.original.views
         for piece in self.pieces:
-            offset = piece.offset
-            if isinstance(piece, Kept):
-                low, high = max(start, offset), min(stop, offset + piece.stop - piece.start)
-                first = piece.start - offset
-                found += ((k, views[first + k]) for k in range(low, high))
-            else:
-                made = piece.views
-                low, high = max(start, offset), min(stop, offset + len(made))
-                found += ((k, made[k - offset]) for k in range(low, high))
+            _, views, shift, end = self._parts(piece)
+            found += ((k, views[k + shift]) for k in range(max(start, piece.offset), min(stop, end)))
+        return found
+
+    def messages_between(self, start: int, stop: int) -> list[tuple[int, dict[str, Any], MessageView]]:
+        """(mutant position, neutral message, view) for positions [start, stop) of the mutant:
+        the original's own dicts where it keeps them (for rules that read a message's blocks)."""
+        found: list[tuple[int, dict[str, Any], MessageView]] = []
+        for piece in self.pieces:
+            messages, views, shift, end = self._parts(piece)
+            found += ((k, messages[k + shift], views[k + shift])
+                      for k in range(max(start, piece.offset), min(stop, end)))
         return found
 
     def view_at(self, position: int) -> MessageView:
         """The view at one mutant position (the piece holding it found by bisection)."""
-        piece = self._piece_at(position)
-        if isinstance(piece, Kept):
-            view: MessageView = self.original.views[piece.start + position - piece.offset]
-            return view
-        made: MessageView = piece.views[position - piece.offset]
-        return made
+        _, views, shift, _ = self._parts(self._piece_at(position))
+        return views[position + shift]
 
     def message_at(self, position: int) -> dict[str, Any]:
         """The neutral message at one mutant position (the original's own dict where kept)."""
-        piece = self._piece_at(position)
-        if isinstance(piece, Kept):
-            kept: dict[str, Any] = self.original.wire[piece.start + position - piece.offset]
-            return kept
-        made: dict[str, Any] = piece.messages[position - piece.offset]
-        return made
+        messages, _, shift, _ = self._parts(self._piece_at(position))
+        return messages[position + shift]
 
     def _piece_at(self, position: int) -> Kept | New:
         offsets = self._offsets
@@ -190,43 +193,15 @@ class Shape:
             offsets = self._offsets = [piece.offset for piece in self.pieces]
         return self.pieces[bisect_right(offsets, position) - 1]
 
-    def messages_between(self, start: int, stop: int) -> list[tuple[int, dict[str, Any], MessageView]]:
-        """(mutant position, neutral message, view) for positions [start, stop) of the mutant:
-        the original's own dicts where it keeps them (for rules that read a message's blocks)."""
-        found: list[tuple[int, dict[str, Any], MessageView]] = []
-        wire, views = self.original.wire, self.original.views
-        for piece in self.pieces:
-            offset = piece.offset
-            if isinstance(piece, Kept):
-                low, high = max(start, offset), min(stop, offset + piece.stop - piece.start)
-                first = piece.start - offset
-                found += ((k, wire[first + k], views[first + k]) for k in range(low, high))
-            else:
-                low, high = max(start, offset), min(stop, offset + len(piece.views))
-                found += ((k, piece.messages[k - offset], piece.views[k - offset])
-                          for k in range(low, high))
-        return found
-
     def last_with_role(self, role: str, stop: int | None = None) -> int:
         """The last mutant position before `stop` (default: the end) whose role is `role`, or
         -1; walked piece by piece from the end, so it costs the distance it walks."""
         stop = self.length if stop is None else stop
-        views = self.original.views
         for piece in reversed(self.pieces):
-            offset = piece.offset
-            if offset >= stop:
-                continue
-            if isinstance(piece, Kept):
-                high = min(stop, offset + piece.stop - piece.start)
-                first = piece.start - offset
-                for k in range(high - 1, offset - 1, -1):
-                    if views[first + k].role == role:
-                        return k
-            else:
-                high = min(stop, offset + len(piece.views))
-                for k in range(high - 1, offset - 1, -1):
-                    if piece.views[k - offset].role == role:
-                        return k
+            _, views, shift, end = self._parts(piece)
+            for k in range(min(stop, end) - 1, piece.offset - 1, -1):
+                if views[k + shift].role == role:
+                    return k
         return -1
 
     def tail(self) -> int:
