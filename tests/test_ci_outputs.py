@@ -517,3 +517,76 @@ def test_an_output_folder_that_cannot_be_used_says_output_error_in_sarif(tmp_pat
     (notice,) = run["invocations"][0]["toolExecutionNotifications"]
     assert notice["message"]["text"].startswith("OUTPUT ERROR: ")
     assert notice["descriptor"]["id"] == "output-error"
+
+
+# ---- --sarif-category: two analyses of one commit kept apart ----------------------------------
+
+CATEGORY_COMMANDS = {
+    "validate": (("validate", "--snapshot", FIXTURES / "orphaned_result.json"), 1),
+    "check": (CHECK_ARGS, 1),
+    "mutate": (MUTATE_ARGS, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CATEGORY_COMMANDS))
+@pytest.mark.parametrize(("given", "category"), [
+    ("corpus-a", "corpus-a"), ("nightly/corpus-b/", "nightly/corpus-b"), ("x//", "x"),
+])
+def test_sarif_category_replaces_the_category_part_of_the_automation_id(
+        name: str, given: str, category: str) -> None:
+    args, code = CATEGORY_COMMANDS[name]
+    default = sarif(run_cli(*args, "--format", "sarif", expect=code).stdout)
+    chosen = sarif(run_cli(*args, "--format", "sarif", "--sarif-category", given, expect=code).stdout)
+    assert default["runs"][0]["automationDetails"]["id"] == f"frayproof-audit/{name}/"
+    assert chosen["runs"][0]["automationDetails"]["id"] == f"{category}/"
+    # nothing else changes: same results, same fingerprints
+    assert results(chosen) == results(default)
+
+
+def test_audit_sarif_category_keeps_the_run_id_after_the_last_slash(
+        corpus: tuple[Path, Path], tmp_path: Path) -> None:
+    first = sarif(audit(corpus, tmp_path / "a", "night-1", "sarif", "--sarif-category",
+                        "frayproof-audit/corpus-a", real=True).stdout)
+    second = sarif(audit(corpus, tmp_path / "b", "night-1", "sarif", "--sarif-category",
+                         "frayproof-audit/corpus-b").stdout)
+    ids = [document["runs"][0]["automationDetails"]["id"] for document in (first, second)]
+    assert ids == ["frayproof-audit/corpus-a/night-1", "frayproof-audit/corpus-b/night-1"]
+    # code scanning's category is the id up to its last '/': distinct for the two corpora
+    assert len({found.rsplit("/", 1)[0] for found in ids}) == 2
+
+
+def test_sarif_category_reaches_the_document_of_a_command_that_could_not_run(tmp_path: Path) -> None:
+    done = run_cli("audit", "/nonexistent/logs.jsonl", "--out", tmp_path / "out", "--format", "sarif",
+                   "--sarif-category", "nightly/corpus-a", expect=2)
+    (run,) = sarif(done.stdout)["runs"]
+    assert run["automationDetails"]["id"] == "nightly/corpus-a/"
+    assert run["invocations"][0]["executionSuccessful"] is False
+
+
+@pytest.mark.parametrize(("given", "said"), [
+    ("", "is empty"), ("///", "is empty"), ("  /", "is empty"), ("a\tb", "control character"),
+])
+def test_a_sarif_category_that_names_nothing_is_a_usage_error(given: str, said: str) -> None:
+    done = run_cli(*CHECK_ARGS, "--format", "sarif", "--sarif-category", given, expect=2)
+    assert "--sarif-category" in done.stderr and said in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("output", ["text", "json", "github", "junit"])
+def test_sarif_category_with_another_output_is_refused_not_ignored(output: str) -> None:
+    done = run_cli(*CHECK_ARGS, "--format", output, "--sarif-category", "corpus-a", expect=2)
+    assert "--sarif-category applies to --format sarif only" in done.stderr
+    assert done.stdout == ""
+
+
+def test_library_render_takes_the_category_from_the_context() -> None:
+    from frayproof_audit import check
+    from frayproof_audit.render import RenderContext, render
+    from frayproof_audit.render.sarif import SarifCategoryError
+
+    report = check(FIXTURES / "clean_session.json", FIXTURES / "dropped_constraint.json",
+                   EXAMPLES / "contract.yaml")
+    document = sarif(render(report, "sarif", RenderContext(sarif_category="team/compactor-v2/")))
+    assert document["runs"][0]["automationDetails"]["id"] == "team/compactor-v2/"
+    with pytest.raises(SarifCategoryError, match="is empty"):
+        render(report, "sarif", RenderContext(sarif_category="/"))

@@ -17,6 +17,7 @@ from frayproof_audit.cli.common import (
     format_option,
     input_format_option,
     parse_operator_list,
+    sarif_category_for,
 )
 from frayproof_audit.cli.dataset_options import (
     OUTPUT_FORMATS,
@@ -163,6 +164,7 @@ def audit_command(
     repair_out: str | None,
     output_format: str,
     max_results: int | None,
+    sarif_category: str | None,
     quiet: bool,
 ) -> None:
     """Audit JSONL/Parquet logs of before/after pairs into a Parquet dataset.
@@ -177,6 +179,7 @@ def audit_command(
         frayproof-audit audit examples/corpus --contract examples/audit_contract.yaml \\
             --out audit-out --fail-on failures --max-failure-rate 0.25
     """
+    category = sarif_category_for(output_format, sarif_category)
     progress = _ProgressLine(sys.stderr, sys.stderr.isatty() and not quiet)
     try:
         config = AuditConfig(
@@ -218,7 +221,8 @@ def audit_command(
         fail_input(str(exc), output_format, label=_label(exc))
     finally:
         progress.close()
-    click.echo(render(summary, output_format, RenderContext(contract=contract, max_results=max_results)))
+    context = RenderContext(contract=contract, max_results=max_results, sarif_category=category)
+    click.echo(render(summary, output_format, context))
     sys.exit(summary.exit_code)
 
 

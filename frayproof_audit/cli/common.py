@@ -37,8 +37,29 @@ def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+def _sarif_category(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from frayproof_audit.render.sarif import SarifCategoryError, sarif_category
+
+    try:
+        return sarif_category(value)
+    except SarifCategoryError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
 def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`--format` with every output, and `--max-results` for the CI ones."""
+    """`--format` with every output, and `--max-results` and `--sarif-category` for the CI ones."""
+    function = click.option(
+        "--sarif-category",
+        "sarif_category",
+        default=None,
+        metavar="NAME",
+        callback=_sarif_category,
+        help="With --format sarif: the code-scanning category (automationDetails.id up to its "
+             "last '/'; default frayproof-audit/COMMAND). Give each analysis uploaded for one "
+             "commit its own, e.g. one per corpus.",
+    )(function)
     function = click.option(
         "--max-results",
         "max_results",
@@ -57,6 +78,14 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
         help="text for people, json for machines; sarif (code scanning), github (workflow "
              "annotations) or junit (test reports) for CI. The exit code is the same for all.",
     )(function)
+
+
+def sarif_category_for(output_format: str, sarif_category: str | None) -> str | None:
+    """`--sarif-category`, refused with any other output than sarif (it would change nothing)."""
+    if sarif_category is not None and output_format != "sarif":
+        raise click.UsageError(f"--sarif-category applies to --format sarif only, not "
+                               f"--format {output_format}.")
+    return sarif_category
 
 
 def plain_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,8 +112,10 @@ def fail_input(message: str, output_format: str, label: str = "INPUT ERROR") -> 
     elif output_format in ("sarif", "junit"):  # a report to upload, even for a run that never ran
         from frayproof_audit.render.failure import failure_document
 
-        name = click.get_current_context().info_name or "frayproof-audit"
-        click.echo(failure_document(output_format, name, label, message, EXIT_INPUT_ERROR))
+        context = click.get_current_context()
+        name = context.info_name or "frayproof-audit"
+        category = context.params.get("sarif_category")
+        click.echo(failure_document(output_format, name, label, message, EXIT_INPUT_ERROR, category))
         click.echo(f"{label}: {message}", err=True)
     else:
         click.echo(f"{label}: {message}", err=True)

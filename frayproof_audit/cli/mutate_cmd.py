@@ -12,6 +12,7 @@ from frayproof_audit.cli.common import (
     format_option,
     input_format_option,
     parse_operator_list,
+    sarif_category_for,
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
@@ -43,7 +44,7 @@ from frayproof_audit.render import RenderContext, render
 def mutate_command(input_path: str, target: str | None, after_path: str | None,
                    contract: str | None, input_format: str | None, output_format: str,
                    operators: str | None, max_mutants: int, verify: bool,
-                   max_results: int | None) -> None:
+                   max_results: int | None, sarif_category: str | None) -> None:
     """Corrupt the real output at every eligible site with the fault operators and report
     which corruptions the contract catches.
 
@@ -60,6 +61,7 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
     """
     if (target is None) == (after_path is None):
         raise click.UsageError("Give exactly one of --target or --after.")
+    category = sarif_category_for(output_format, sarif_category)
     request = MutateRequest(input=input_path, target=target, after=after_path,
                             contract=contract, operators=parse_operator_list(operators),
                             verify=verify, input_format=input_format,
@@ -69,6 +71,6 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
     except InputError as exc:
         fail_input(str(exc), output_format)
     context = RenderContext({"before": input_path, "after": request.output_file},
-                            request.output_file, contract, max_results)
+                            request.output_file, contract, max_results, sarif_category=category)
     click.echo(render(report, output_format, context))
     sys.exit(report.exit_code)

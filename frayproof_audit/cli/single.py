@@ -11,6 +11,7 @@ from frayproof_audit.cli.common import (
     fail_input,
     format_option,
     input_format_option,
+    sarif_category_for,
 )
 from frayproof_audit.engine import check, validate
 from frayproof_audit.errors import InputError
@@ -31,7 +32,7 @@ def _render(report: Report, output_format: str, context: RenderContext) -> None:
 @format_option
 def validate_command(
     snapshot: str, contract: str | None, input_format: str | None, output_format: str,
-    max_results: int | None,
+    max_results: int | None, sarif_category: str | None,
 ) -> None:
     """Check one snapshot: tool-call pairing, unique ids and structure.
 
@@ -39,11 +40,13 @@ def validate_command(
     Example:
         frayproof-audit validate --snapshot fixtures/clean_session.json
     """
+    category = sarif_category_for(output_format, sarif_category)
     try:
         report = validate(snapshot, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    context = RenderContext({"after": snapshot}, snapshot, contract, max_results, "validate")
+    context = RenderContext({"after": snapshot}, snapshot, contract, max_results, "validate",
+                            category)
     _render(report, output_format, context)
 
 
@@ -57,7 +60,7 @@ def validate_command(
 @format_option
 def check_command(
     before: str, after: str, contract: str | None, input_format: str | None, output_format: str,
-    max_results: int | None,
+    max_results: int | None, sarif_category: str | None,
 ) -> None:
     """Check a before/after pair: the after snapshot, pins and retention rules.
 
@@ -66,9 +69,11 @@ def check_command(
         frayproof-audit check --before fixtures/clean_session.json \\
             --after fixtures/dropped_constraint.json --contract examples/contract.yaml
     """
+    category = sarif_category_for(output_format, sarif_category)
     try:
         report = check(before, after, contract, input_format=input_format)
     except InputError as exc:
         fail_input(str(exc), output_format)
-    context = RenderContext({"before": before, "after": after}, after, contract, max_results)
+    context = RenderContext({"before": before, "after": after}, after, contract, max_results,
+                            sarif_category=category)
     _render(report, output_format, context)

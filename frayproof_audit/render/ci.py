@@ -31,6 +31,8 @@ class RenderContext:
     `contract` is the contract file, so JUnit can mark checks it turns off as skipped.
     `max_results` caps results, annotations or test cases (None: the output's own default).
     `command` names the command in titles and the SARIF category (default: the result's kind).
+    `sarif_category` replaces that category (`frayproof-audit/<command>`) in SARIF's
+    `automationDetails.id`, so two analyses uploaded for one commit stay apart.
     """
 
     files: Mapping[str, str] = field(default_factory=dict)
@@ -38,6 +40,7 @@ class RenderContext:
     contract: str | None = None
     max_results: int | None = None
     command: str | None = None
+    sarif_category: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

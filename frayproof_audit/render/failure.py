@@ -14,25 +14,27 @@ import json
 
 from frayproof_audit.render.ci import ERROR, Case
 from frayproof_audit.render.junit import junit_document
-from frayproof_audit.render.sarif import SCHEMA_URI, TOOL_NAME, tool_driver
+from frayproof_audit.render.sarif import SCHEMA_URI, TOOL_NAME, automation_id, tool_driver
 
 FAILURE_OUTPUTS = ("sarif", "junit")
 """The outputs that get a document of their own for a command that could not run."""
 
 
-def failure_document(output: str, command: str, label: str, message: str, exit_code: int) -> str:
+def failure_document(output: str, command: str, label: str, message: str, exit_code: int,
+                     sarif_category: str | None = None) -> str:
     """The `output` (`sarif` or `junit`) of `command` ending with `label: message`."""
     if output == "sarif":
-        return sarif_failure(command, label, message, exit_code)
+        return sarif_failure(command, label, message, exit_code, sarif_category)
     if output == "junit":
         return junit_failure(command, label, message)
     raise ValueError(f"no failure document for --format {output}")
 
 
-def sarif_failure(command: str, label: str, message: str, exit_code: int) -> str:
+def sarif_failure(command: str, label: str, message: str, exit_code: int,
+                  category: str | None = None) -> str:
     run = {
         "tool": {"driver": tool_driver([])},
-        "automationDetails": {"id": f"{TOOL_NAME}/{command}/"},
+        "automationDetails": {"id": automation_id(command, "", category)},
         "invocations": [{
             "executionSuccessful": False,
             "exitCode": exit_code,

@@ -40,7 +40,7 @@ FINGERPRINT = "frayproofResult/v1"
 
 def render_sarif(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_RESULTS)
-    log = sarif_log(outcome_of(result, context, cap), cap)
+    log = sarif_log(outcome_of(result, context, cap), cap, context.sarif_category)
     try:
         return orjson.dumps(log, option=orjson.OPT_INDENT_2).decode("utf-8")
     except TypeError:  # a lone surrogate (from a snapshot's own text): the exact slow path
@@ -56,7 +56,30 @@ def capped(outcome: Outcome, cap: int) -> tuple[list[Item], int]:
     return shown, outcome.items_total - len(shown)
 
 
-def sarif_log(outcome: Outcome, cap: int) -> dict[str, Any]:
+class SarifCategoryError(ValueError):
+    """A SARIF category that code scanning could not use (empty, or only slashes and spaces)."""
+
+
+def sarif_category(text: str) -> str:
+    """`text` as an analysis category: without the trailing `/` the id adds (`nightly/` is
+    `nightly`). Raises `SarifCategoryError` for one that names nothing."""
+    category = text.rstrip("/")
+    if not category.strip():
+        raise SarifCategoryError(f"SARIF category {text!r} is empty: give a name such as "
+                                 f"'frayproof-audit/corpus-a'")
+    if any(ord(character) < 32 for character in category):
+        raise SarifCategoryError(f"SARIF category {text!r} holds a control character")
+    return category
+
+
+def automation_id(command: str, run_id: str = "", category: str | None = None) -> str:
+    """`runs[0].automationDetails.id`: the category, `/`, the run id. Code scanning takes the
+    part before the last `/` as the analysis category (default `frayproof-audit/<command>`)."""
+    chosen = sarif_category(category) if category is not None else f"{TOOL_NAME}/{command}"
+    return f"{chosen}/{run_id}"
+
+
+def sarif_log(outcome: Outcome, cap: int, category: str | None = None) -> dict[str, Any]:
     items, left_out = capped(outcome, cap)
     if left_out:
         first_left_out = outcome.items[len(items)].place if len(outcome.items) > len(items) else Place(None)
@@ -73,7 +96,7 @@ def sarif_log(outcome: Outcome, cap: int) -> dict[str, Any]:
     run_id = str(outcome.properties.get("run_id", ""))
     run: dict[str, Any] = {
         "tool": {"driver": driver},
-        "automationDetails": {"id": f"{TOOL_NAME}/{outcome.command}/{run_id}"},
+        "automationDetails": {"id": automation_id(outcome.command, run_id, category)},
         "invocations": [{
             "executionSuccessful": outcome.exit_code in (0, 1),
             "exitCode": outcome.exit_code,
