@@ -31,6 +31,7 @@ cluster it started; a cluster it only connected to is left running.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -154,13 +155,15 @@ class Executor(Generic[S, T, R]):
     # --- life cycle --------------------------------------------------------------------------
 
     def start(self) -> Executor[S, T, R]:
-        """Begin starting workers in the background (loky: the pool; dask and ray: connecting
-        to, or starting, the cluster and importing the engine on its workers), so they get ready
-        while the caller plans. The first `submit` (or `jobs`) waits for them; an error starting
-        a cluster is raised there."""
+        """Begin starting workers in the background (loky: the pool; dask: connecting to, or
+        starting, the cluster and importing the engine on its workers), so they get ready while
+        the caller plans. The first `submit` (or `jobs`) waits for them; an error starting a
+        cluster is raised there. Ray starts there too, in the caller's thread: `ray.init` from
+        any other thread starts a local instance whose driver then fails to reach it (a minute's
+        wait, then the process ends)."""
         if self._warming is not None or self._client is not None:
             return self
-        target = {"dask": self._start_dask, "ray": self._start_ray}.get(self.backend)
+        target = {"dask": self._start_dask}.get(self.backend)
         if target is None and self.backend == "loky" and self.n_jobs > 1:
             target = self._warm_loky
         if target is not None:
@@ -374,7 +377,11 @@ class Executor(Generic[S, T, R]):
             else:
                 ray.init(address=address, log_to_driver=False)
             self._closers.append(ray.shutdown)
-        register_ray()
+        registrar: Callable[[], None] = register_ray  # untyped in Ray: typed here, once
+        registrar()
+        # Ray's joblib backend hands its pool a multiprocessing context, which Ray's pool warns
+        # on every run that it ignores: noise on the user's stderr about nothing they chose.
+        logging.getLogger("ray.util.multiprocessing.pool").setLevel(logging.ERROR)
         self._client = ray
 
 
