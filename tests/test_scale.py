@@ -320,10 +320,16 @@ def _die_on_three(_shared: None, task: int) -> int:
     return task
 
 
-def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for() -> None:
+@pytest.mark.parametrize(("backend", "scheduler"), [
+    ("loky", None),
+    pytest.param("ray", "local", marks=pytest.mark.skipif(not _ray_installed(),
+                                                          reason="the ray extra is not installed")),
+])
+def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for(
+        backend: str, scheduler: str | None) -> None:
     from frayproof_audit.corpus.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
 
-    executor: Executor[None, int, int] = Executor("loky", 2)
+    executor: Executor[None, int, int] = Executor(backend, 2, scheduler)
     with executor:
         executor.submit(_die_on_three, None, list(range(8)))
         done: list[int] = []

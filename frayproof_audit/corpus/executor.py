@@ -285,22 +285,24 @@ class Executor(Generic[S, T, R]):
                     results.close()  # a no-op once every result is in; otherwise kills the workers
 
     def _rounds(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Iterator[R]:
-        """Backends without streaming (Ray): one task per worker per round, results per round."""
+        """Backends without streaming (Ray): one task per worker per round, results per round.
+        One `Parallel` serves every round, so its pool of workers (Ray actors) starts once."""
         size = max(1, self.jobs)
-        for first in range(0, len(tasks), size):
-            chunk = list(enumerate(tasks[first : first + size], start=first))
-            with _joblib().parallel_config(**self._config(size, shared)):
+        joblib = _joblib()
+        with joblib.parallel_config(**self._config(size, shared)), \
+                joblib.Parallel(return_as="list", batch_size=1) as parallel:
+            for first in range(0, len(tasks), size):
+                chunk = list(enumerate(tasks[first : first + size], start=first))
                 try:
-                    done = _joblib().Parallel(return_as="list", batch_size=1)(
-                        _joblib().delayed(_indexed)(function, index, shared, task) for index, task in chunk
-                    )
+                    done = parallel(joblib.delayed(_indexed)(function, index, shared, task)
+                                    for index, task in chunk)
                 except BaseException as exc:
                     lost = _lost_reason(exc)
                     if lost is None:
                         raise
                     raise WorkerLost(lost, tuple(index for index, _ in chunk)) from exc
-            for _, result in done:
-                yield result
+                for _, result in done:
+                    yield result
 
     def _pool_jobs(self, tasks: int) -> int:
         if self.backend in CLUSTER_BACKENDS:
