@@ -1,11 +1,14 @@
-"""A fault for tests/test_scale.py: a CLI process that dies (SIGKILL) in the middle of an
-object-store commit. Production code has no hook for it. Run as a script, this module patches
-the process and hands the rest of its arguments to the real CLI:
+"""Faults for tests/test_scale.py: a CLI process that dies (SIGKILL) in the middle of an
+object-store commit, or that waits before committing. Production code has no hook for them.
+Run as a script, this module patches the process and hands the rest of its arguments to the
+real CLI:
 
     python -m tests.scale_faults kill-at-commit audit INPUTS ... --out s3://...
 
 `kill-at-commit` kills the process with SIGKILL just before the `runs` row is written: the old
 run of that id is already deleted and the new part files are copied into place.
+`pause-at-commit` sleeps `PAUSE_S` before the commit begins, holding the run id's lock, so a
+second run of the same id surely overlaps it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from typing import Any
 
 from frayproof_audit.corpus import object_store
@@ -30,11 +34,27 @@ def kill_at_commit() -> None:
     object_store.write_object = write_or_die
 
 
+PAUSE_S = 6.0
+
+
+def pause_at_commit() -> None:
+    commit = object_store.ObjectStage.commit
+
+    def slow_commit(self: object_store.ObjectStage, *args: Any) -> None:
+        time.sleep(PAUSE_S)
+        commit(self, *args)
+
+    object_store.ObjectStage.commit = slow_commit  # type: ignore[method-assign]
+
+
+FAULTS = {"kill-at-commit": kill_at_commit, "pause-at-commit": pause_at_commit}
+
+
 def main(argv: list[str]) -> None:
     fault, *args = argv
-    if fault != "kill-at-commit":
-        raise SystemExit("usage: python -m tests.scale_faults kill-at-commit COMMAND ...")
-    kill_at_commit()
+    if fault not in FAULTS:
+        raise SystemExit(f"usage: python -m tests.scale_faults {'|'.join(FAULTS)} COMMAND ...")
+    FAULTS[fault]()
     from frayproof_audit.cli import main as cli_main
 
     cli_main(args, prog_name="frayproof-audit")

@@ -264,6 +264,44 @@ def test_inputs_and_dataset_on_s3_and_a_commit_killed_midway(tmp_path: Path, s3:
     assert read_table("s3://audit/ds", "pairs").collect().height == records
 
 
+def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
+        tmp_path: Path, s3: dict[str, str]) -> None:
+    from frayproof_audit.corpus import location
+
+    inputs, records = mixed_corpus(tmp_path / "in")
+    contract = write_contract(tmp_path)
+    out = "s3://audit/same-id"
+    args = ["audit", inputs, "--contract", contract, "--out", out, "--run-id", "nightly",
+            "--max-record-bytes", MAX_RECORD_BYTES, "--fail-on", "none", "-q", "--jobs", "1",
+            "--no-mutate"]
+    fs, _ = location.filesystem(out)
+    first = subprocess.Popen([sys.executable, "-m", "tests.scale_faults", "pause-at-commit",
+                              *map(str, args)], cwd=REPO, env={**os.environ, **s3},
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not fs.exists("audit/same-id/_staging/nightly.lock"):
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.1)
+            fs.invalidate_cache()
+        second = _s3_cli(s3, *args, expect=2)  # while the first holds the run id
+        assert second.stderr.startswith("OUTPUT ERROR: another audit holds run id 'nightly' in "
+                                        f"'{out}' (pid {first.pid} on ")
+        assert "give this run another --run-id" in second.stderr
+        _, stderr = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 0, stderr
+    (run,) = read_table(out, "runs").collect().to_dicts()
+    assert run["pairs"] == records and read_table(out, "pairs").collect().height == records
+    left = _objects(out)
+    assert set(left) == {f"audit/same-id/{name}" for name in run["files"]} | {
+        "audit/same-id/runs/part-nightly.parquet"}  # no lock, no staging, nothing of the refused run
+    # with the first one done, the id is free again
+    assert _s3_cli(s3, *args, "--format", "json").returncode == 0
+
+
 # --- Incremental nightly runs ---------------------------------------------------------------------
 
 def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:

@@ -15,13 +15,17 @@ commits:
 
 A run killed anywhere leaves only files no `runs` row lists; the next run with the same run id
 deletes them (its staging prefixes and any unlisted part files of that id) before it starts.
-Object stores have no locks, so two audits with the same run id must not run at the same time;
-runs with different ids never touch each other's files.
+Object stores have no locks, so before any of this a run takes the run id's lock object
+(`corpus/run_lock.py`: created only if absent, replaced when its holder is dead): a second audit
+with the same run id stops with an error instead of deleting the first one's files, and a run
+checks it still holds the lock right before it commits. Runs with different ids never touch
+each other's files.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from frayproof_audit.corpus import location
+from frayproof_audit.corpus.run_lock import RunLock
 from frayproof_audit.corpus.store import (
     RUNS_FOLDER,
     STAGING,
@@ -77,6 +82,15 @@ def committed_run_files(fs: Any, root: str, run_id: str) -> set[str] | None:
     return set(row[0]["files"]) if row else set()
 
 
+_TOKEN = re.compile(r"[0-9a-f]{12}")
+
+
+def _staging_of(name: str, run_id: str) -> bool:
+    """Whether `name` (in `_staging/`) is a staging prefix of `run_id`: `<run_id>.<token>`.
+    Run ids may hold dots, so `n1.*` also matches run `n1.b`'s `n1.b.<token>` and its lock."""
+    return name.startswith(f"{run_id}.") and _TOKEN.fullmatch(name[len(run_id) + 1 :]) is not None
+
+
 class ObjectStage:
     """The staging prefix of one run on an object store, and the commit that publishes it."""
 
@@ -84,11 +98,18 @@ class ObjectStage:
         self.out = out
         self.run_id = run_id
         self.fs, self.root = location.filesystem(out)
-        self.folder = location.join(out, STAGING, f"{run_id}.{uuid.uuid4().hex[:12]}")
+        token = uuid.uuid4().hex[:12]
+        self.folder = location.join(out, STAGING, f"{run_id}.{token}")
         self.staged: list[str] = []
+        self.lock = RunLock(self.fs, self.root, f"{self.root}/{STAGING}", run_id, token, out)
         try:
+            self.lock.acquire()
             self._cleanup()
+        except StoreError:
+            self.close()
+            raise
         except OSError as exc:
+            self.close()
             raise StoreError(f"cannot use '{out}' as the output folder: {exc}") from None
 
     @property
@@ -109,8 +130,9 @@ class ObjectStage:
         `runs` row lists."""
         self.fs.invalidate_cache()
         staging = f"{self.root}/{STAGING}"
+        _, own = location.filesystem(self.folder)
         for path in self.fs.glob(f"{staging}/{self.run_id}.*"):
-            if path.rsplit("/", 1)[-1].startswith(f"{self.run_id}."):
+            if path != own and _staging_of(path.rsplit("/", 1)[-1], self.run_id):
                 self.fs.rm(path, recursive=True)
         listed = committed_run_files(self.fs, self.root, self.run_id) or set()
         stale = [path for path in self._part_files()
@@ -149,6 +171,7 @@ class ObjectStage:
         _, staging = location.filesystem(self.folder)
         runs_path = f"{self.root}/{RUNS_FOLDER}/{runs_name(self.run_id)}"
         copied: list[str] = []
+        self.lock.verify()  # a run whose lock was taken over must not publish anything
         try:
             self.fs.invalidate_cache()
             if self.fs.exists(runs_path):
@@ -174,3 +197,4 @@ class ObjectStage:
         with contextlib.suppress(OSError, FileNotFoundError):
             self.fs.rm(staging, recursive=True)
         self.fs.invalidate_cache()
+        self.lock.release()
