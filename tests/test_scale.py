@@ -302,6 +302,28 @@ def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
     assert _s3_cli(s3, *args, "--format", "json").returncode == 0
 
 
+def test_a_damaged_dataset_on_s3_is_an_input_error_naming_the_file(
+        tmp_path: Path, s3: dict[str, str]) -> None:
+    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.dataset_reader import DatasetError, committed_files
+
+    out = "s3://audit/damaged"
+    audit([str(write_jsonl(tmp_path / "a.jsonl", good_lines(6)))], str(write_contract(tmp_path)),
+          out, jobs=1, run_id="r1", mutate=False)
+    fs, _ = location.filesystem(out)
+    part = committed_files(out, "pairs")[0]
+    fs.pipe_file(part, b"PAR1" + b"not parquet" * 50)  # damaged in place
+    done = _s3_cli(s3, "stats", out, expect=2)
+    assert done.stderr.startswith(f"INPUT ERROR: damaged dataset: cannot read '{part}' (run 'r1'): "
+                                  "Parquet magic bytes not found"), done.stderr
+    with pytest.raises(DatasetError, match="damaged dataset: cannot read"):
+        read_table(out, "pairs").collect()
+    fs.rm(part)
+    fs.invalidate_cache()
+    done = _s3_cli(s3, "stats", out, expect=2)
+    assert done.stderr.strip() == f"INPUT ERROR: damaged dataset: run 'r1' lists '{part}', which is missing"
+
+
 # --- Incremental nightly runs ---------------------------------------------------------------------
 
 def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:

@@ -227,7 +227,9 @@ def _diagnosed(listing: _Listing) -> Iterator[None]:
     """Turn a failure to read the listed files into the `DatasetError` that says which and why."""
     try:
         yield
-    except (OSError, pl.exceptions.PolarsError) as exc:
+    except (OSError, pl.exceptions.PolarsError, pa.ArrowException) as exc:
+        # pa.ArrowException: a remote dataset is read by pyarrow's scanner, whose error for a
+        # damaged file (ArrowInvalid, a ValueError) is neither of the others
         damage = _damage(listing)
         if damage is not None:
             raise damage from exc
