@@ -32,7 +32,7 @@ def fs() -> Iterator[Any]:
 
 
 def lock(fs: Any, token: str) -> RunLock:
-    return RunLock(fs, "/ds", STAGING, "n1", token, "memory://ds")
+    return RunLock(fs, STAGING, "n1", token, "memory://ds")
 
 
 def plant(fs: Any, holder: Holder, alive: bool = True) -> None:
@@ -141,7 +141,7 @@ class _NoExclusiveCreate:
 
 
 def test_a_store_without_create_if_absent_runs_unlocked(fs: Any) -> None:
-    unlocked = RunLock(_NoExclusiveCreate(fs), "/ds", STAGING, "n1", "jjjj", "memory://ds")
+    unlocked = RunLock(_NoExclusiveCreate(fs), STAGING, "n1", "jjjj", "memory://ds")
     unlocked.acquire()
     assert not unlocked.supported and not unlocked.held
     unlocked.verify()  # nothing to verify

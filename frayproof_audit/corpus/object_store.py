@@ -101,7 +101,7 @@ class ObjectStage:
         token = uuid.uuid4().hex[:12]
         self.folder = location.join(out, STAGING, f"{run_id}.{token}")
         self.staged: list[str] = []
-        self.lock = RunLock(self.fs, self.root, f"{self.root}/{STAGING}", run_id, token, out)
+        self.lock = RunLock(self.fs, f"{self.root}/{STAGING}", run_id, token, out)
         try:
             self.lock.acquire()
             self._cleanup()

@@ -117,10 +117,10 @@ def modified(fs: Any, path: str) -> datetime | None:
 
 
 class RunLock:
-    """The lock of `run_id` in the dataset at `root` (a path inside `fs`), held by the run
-    whose staging prefix is `root/_staging/<run_id>.<token>`."""
+    """The lock of `run_id` in the dataset whose staging folder is `staging` (a path inside
+    `fs`), held by the run whose staging prefix is `staging/<run_id>.<token>`."""
 
-    def __init__(self, fs: Any, root: str, staging: str, run_id: str, token: str, out: str) -> None:
+    def __init__(self, fs: Any, staging: str, run_id: str, token: str, out: str) -> None:
         self.fs = fs
         self.path = f"{staging}/{run_id}.lock"
         self.alive_path = f"{staging}/{run_id}.{token}/{ALIVE}"
