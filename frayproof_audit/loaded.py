@@ -153,7 +153,12 @@ class Loaded:
 
     def keys(self, start: int, stop: int, compare: str) -> KeySpan:
         """The keys of messages [start, stop) under `compare`, each computed on first use."""
-        return KeySpan(self, start, stop, compare)
+        return KeySpan(self, range(start, stop), compare)
+
+    def keys_of(self, indexes: Sequence[int], compare: str) -> KeySpan:
+        """The keys of messages `indexes` (in that order) under `compare`, each computed on
+        first use."""
+        return KeySpan(self, indexes, compare)
 
     def last_index(self, role: str) -> int | None:
         """Index of the last message with `role`, or None."""
@@ -190,16 +195,17 @@ class Loaded:
 
 
 class KeySpan(Sequence[bytes]):
-    """The keys of a run of messages of one snapshot (`Loaded.keys`), computed on first use:
-    checks that compare by equality first (`Loaded.same_key`) often never need them."""
+    """The keys of some messages of one snapshot (`Loaded.keys`, `Loaded.keys_of`), each
+    computed on first use: checks that compare by equality first (`Loaded.same_key`) often
+    never need them."""
 
-    __slots__ = ("compare", "snapshot", "start", "stop")
+    __slots__ = ("compare", "indexes", "snapshot")
 
-    def __init__(self, snapshot: Loaded, start: int, stop: int, compare: str) -> None:
-        self.snapshot, self.start, self.stop, self.compare = snapshot, start, stop, compare
+    def __init__(self, snapshot: Loaded, indexes: Sequence[int], compare: str) -> None:
+        self.snapshot, self.indexes, self.compare = snapshot, indexes, compare
 
     def __len__(self) -> int:
-        return self.stop - self.start
+        return len(self.indexes)
 
     @overload
     def __getitem__(self, position: int) -> bytes: ...
@@ -210,15 +216,11 @@ class KeySpan(Sequence[bytes]):
     def __getitem__(self, position: int | slice) -> bytes | tuple[bytes, ...]:
         if isinstance(position, slice):
             return tuple(self[k] for k in range(*position.indices(len(self))))
-        if position < 0:
-            position += len(self)
-        if not 0 <= position < len(self):
-            raise IndexError(position)
-        return self.snapshot.key(self.start + position, self.compare)
+        return self.snapshot.key(self.indexes[position], self.compare)
 
     def __iter__(self) -> Iterator[bytes]:
         key, compare = self.snapshot.key, self.compare
-        return (key(index, compare) for index in range(self.start, self.stop))
+        return (key(index, compare) for index in self.indexes)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)

@@ -32,11 +32,13 @@ def pin_texts(content: Any, match: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class PinFacts:
-    """For a role pin: (index, key) of each before message of that role (its identity, or
-    its neutral form under `match: equivalent`).
+    """For a role pin: the index of each before message of that role, and their keys (each
+    message's identity, or its neutral form under `match: equivalent`), computed on first use:
+    a check that compares by equality first never needs them.
     For a contains pin: the first before index whose text contains it (None: inactive)."""
 
-    role_messages: tuple[tuple[int, bytes], ...] = ()
+    role_indexes: tuple[int, ...] = ()
+    role_keys: Sequence[bytes] = ()
     text_index: int | None = None
 
 
@@ -145,8 +147,9 @@ class BeforeFacts:
     exchanges: tuple[tuple[int, int, Sequence[bytes]], ...]
     """Last N closed exchanges of before: (start, end, keys), oldest first (each message's
     key under `retain.compare`: `Loaded.key`, computed on first use: `Loaded.keys`)."""
-    latest_user: tuple[int, bytes] | None
-    """Before's last user message: (index, key under `latest_user_message`)."""
+    latest_user: tuple[int, Sequence[bytes]] | None
+    """Before's last user message: its index, and its key under `latest_user_message` as a
+    one-key sequence computed on first use (`Loaded.keys_of`)."""
     results: dict[str, list[Any]] | None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
     tool_arguments: tuple[Violation, ...] = ()
@@ -155,9 +158,6 @@ class BeforeFacts:
     """Before calls and results (`tool_call_integrity`), or None when that check is off."""
     notes: tuple[str, ...] = ()
     """What the format normalised while reading before (`format_notes` reports it)."""
-    exchange_spans: tuple[str, ...] = ()
-    """Each retained exchange in the user's wire coordinates (`before[1:4]` for openai), for
-    findings to name; empty: `before[start:end]`."""
     provider: PriorFacts | None = None
     """Before's thinking blocks and reasoning pairs (`provider_validity`), or None when off."""
     snapshot: Loaded | None = None
@@ -198,10 +198,8 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     pins = []
     for pin in contract.pins:
         if pin.role is not None:
-            pins.append(PinFacts(role_messages=tuple(
-                (index, before.key(index, pin.match))
-                for index, view in enumerate(views) if view.role == pin.role
-            )))
+            indexes = tuple(index for index, view in enumerate(views) if view.role == pin.role)
+            pins.append(PinFacts(indexes, before.keys_of(indexes, pin.match)))
         else:
             text = pin.contains or ""
             first = next(
@@ -222,7 +220,7 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     if retain.latest_user_message is not None:
         index = before.last_index("user")
         if index is not None:
-            latest_user = (index, before.key(index, retain.latest_user_message))
+            latest_user = (index, before.keys_of((index,), retain.latest_user_message))
     results: dict[str, list[Any]] | None = None
     if retain.tool_results is not None:
         results = {}
@@ -234,8 +232,6 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     from frayproof_audit.checks.tool_arguments import before_findings
 
     calls = call_facts(before) if contract.settings(CALL_FACTS_KEY).enabled else None
-    labels = tuple(before.span_site("before", start, end) for start, end, _ in exchanges)
     provider = prior_facts(before) if contract.settings(PROVIDER_KEY).enabled else None
     return BeforeFacts(tuple(pins), tuple(exchanges), latest_user, results,
-                       before_findings(before, contract), calls, before.notes, labels, provider,
-                       before)
+                       before_findings(before, contract), calls, before.notes, provider, before)

@@ -122,8 +122,14 @@ def test_pin_matching_equals_counting_keys(pool: list[dict[str, Any]], data: st.
             available[key] -= 1
         else:
             expected.append(index)
-    fresh = loaded(after.wire)  # no key computed yet: equality decides where it can
-    assert _unmatched(fresh, "system", compare, wanted, loaded(before.wire)) == expected
+    indexes = tuple(index for index, _ in wanted)
+    fresh, fresh_before = loaded(after.wire), loaded(before.wire)  # no key computed yet
+    # Equality decides where it can, the keys (computed on first use) where it cannot ...
+    lazy_keys = fresh_before.keys_of(indexes, compare)
+    assert _unmatched(fresh, "system", compare, indexes, lazy_keys, fresh_before) == expected
+    # ... and without the before snapshot the keys alone decide, counted.
+    assert _unmatched(loaded(after.wire), "system", compare, indexes,
+                      tuple(key for _, key in wanted), None) == expected
 
 
 def test_textual_refuses_every_number_and_boolean() -> None:
@@ -151,3 +157,25 @@ def test_key_span_is_the_keys(wire: list[dict[str, Any]], start: int, stop: int,
        st.integers(1, 4))
 def test_last_closed_exchanges_are_the_last_of_all(roles: list[str], count: int) -> None:
     assert last_closed_exchanges(roles, count) == closed_exchanges(roles)[-count:]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(messages, min_size=1, max_size=5), st.data(), st.sampled_from(COMPARISONS))
+def test_lazy_keys_are_the_keys_and_computed_only_when_read(
+        pool: list[dict[str, Any]], data: st.DataObject, compare: str) -> None:
+    """`Loaded.keys_of` / `Loaded.keys` (what the prepared before facts hold for pins, the
+    latest user message and the retained exchanges) read as the keys themselves, in order,
+    negative positions and slices included, and compute nothing before they are read."""
+    snapshot = loaded(pool)
+    indexes = tuple(data.draw(st.lists(st.integers(0, len(pool) - 1), max_size=6)))
+    lazy = snapshot.keys_of(indexes, compare)
+    untouched = all(snapshot.known_identity(i) is None for i in range(len(pool)))
+    assert untouched and snapshot._equivalents is None
+    plain = tuple(loaded(pool).key(index, compare) for index in indexes)
+    assert len(lazy) == len(plain)
+    assert tuple(lazy) == plain and lazy == plain and lazy[::-1] == plain[::-1]
+    if plain:
+        assert lazy[-1] == plain[-1] and lazy[0] == plain[0]
+    start, stop = sorted(data.draw(st.lists(st.integers(0, len(pool)), min_size=2, max_size=2)))
+    assert tuple(snapshot.keys(start, stop, compare)) == tuple(
+        loaded(pool).key(index, compare) for index in range(start, stop))

@@ -12,6 +12,7 @@ Good: the system message kept verbatim, the exchange summarised.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
@@ -40,8 +41,8 @@ def find(
     for pin, facts in zip(contract.pins, before.pins, strict=True):
         pin_severity = pin.severity or severity
         if pin.role is not None:
-            for before_index in _unmatched(after, pin.role, pin.match, facts.role_messages,
-                                           before.snapshot):
+            for before_index in _unmatched(after, pin.role, pin.match, facts.role_indexes,
+                                           facts.role_keys, before.snapshot):
                 found.append(ROLE_LOST.violation(NAME, pin_severity, "before", before_index,
                                                  pin=pin.name))
         elif (
@@ -59,14 +60,14 @@ _PAIRWISE = 64
 an unused equal after message (equality first); above, after's keys are counted once."""
 
 
-def _unmatched(after: Loaded, role: str, match: str, wanted: tuple[tuple[int, bytes], ...],
-               before: Loaded | None) -> list[int]:
-    """The before indexes of `wanted` that no after message of `role` answers, each after
-    copy answering one before copy (matching equal keys one to one)."""
+def _unmatched(after: Loaded, role: str, match: str, wanted: tuple[int, ...],
+               keys: Sequence[bytes], before: Loaded | None) -> list[int]:
+    """The before indexes `wanted` (whose keys are `keys`) that no after message of `role`
+    answers, each after copy answering one before copy (matching equal keys one to one)."""
     candidates = [index for index, view in enumerate(after.views) if view.role == role]
     lost: list[int] = []
     if before is not None and len(candidates) * len(wanted) <= _PAIRWISE:
-        for before_index, _key in wanted:
+        for before_index in wanted:
             for position, index in enumerate(candidates):
                 if after.same_key(index, before, before_index, match):
                     del candidates[position]
@@ -78,7 +79,7 @@ def _unmatched(after: Loaded, role: str, match: str, wanted: tuple[tuple[int, by
     for index in candidates:
         identity = after.key(index, match)
         available[identity] = available.get(identity, 0) + 1
-    for before_index, identity in wanted:
+    for before_index, identity in zip(wanted, keys, strict=True):
         if available.get(identity, 0) > 0:
             available[identity] -= 1
         else:

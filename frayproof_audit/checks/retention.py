@@ -44,12 +44,12 @@ def find(
         return []
     exchange_findings: list[Violation] = []
     cursor = 0
-    spans = before.exchange_spans
     compare = contract.retain.compare
-    for number, (start, end, identities) in enumerate(before.exchanges):
+    for start, end, identities in before.exchanges:
         position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
-            span = spans[number] if number < len(spans) else f"before[{start}:{end}]"
+            span = (f"before[{start}:{end}]" if before.snapshot is None
+                    else before.snapshot.span_site("before", start, end))
             exchange_findings.append(EXCHANGE.violation(
                 NAME, severity, "before", start, rule="recent_exchanges", span=span,
                 how="verbatim" if compare == EXACT else "as equivalent messages"))
@@ -57,11 +57,11 @@ def find(
             cursor = position + len(identities)
     found: list[Violation] = []
     if before.latest_user is not None:
-        before_index, identity = before.latest_user
+        before_index, key = before.latest_user
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
-                or not _same(after, after_index, identity, before.snapshot, before_index, latest)):
+                or not _same(after, after_index, key, before.snapshot, before_index, latest)):
             found.append(LATEST.violation(
                 NAME, severity, "before", before_index, rule="latest_user_message",
                 how="exactly" if latest == EXACT else "as an equivalent message"))
@@ -77,12 +77,12 @@ def find(
     return found
 
 
-def _same(after: Loaded, index: int, key: bytes, before: Loaded | None, before_index: int,
-          compare: str) -> bool:
-    """Whether after message `index` has `key`, before message `before_index`'s key (by
+def _same(after: Loaded, index: int, key: Sequence[bytes], before: Loaded | None,
+          before_index: int, compare: str) -> bool:
+    """Whether after message `index` has `key[0]`, before message `before_index`'s key (by
     equality first when the before snapshot is at hand: `Loaded.same_key`)."""
     if before is None:
-        return after.key(index, compare) == key
+        return after.key(index, compare) == key[0]
     return after.same_key(index, before, before_index, compare)
 
 

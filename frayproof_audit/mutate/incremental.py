@@ -200,7 +200,7 @@ class IncrementalEvaluator:
         self.block_compare = retain.compare
         self.latest_compare = retain.latest_user_message or EXACT
         self.block_anchors = {key for _, _, block in facts.exchanges for key in block}
-        self.latest_anchor = None if facts.latest_user is None else facts.latest_user[1]
+        self.latest_anchor = None if facts.latest_user is None else facts.latest_user[1][0]
         self.skeleton: list[Symbol] = []
         self.run_of: list[int] = []
         self.run_sizes: list[int] = []

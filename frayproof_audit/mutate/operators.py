@@ -152,7 +152,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
                     f"pin:{pin.name}",
                     EditText(holders, partial(_remove, literal=literal), every=True)))
         else:
-            protected = {identity for _, identity in pin_facts.role_messages}
+            protected = set(pin_facts.role_keys)
             if not protected:
                 continue
             for index, view in enumerate(views):
