@@ -253,13 +253,11 @@ def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
     for index, name in empties(loaded, order).items():
         hits.append(_Hit(index, name, RULES[name].title))
     extra: list[tuple[int, Defect]] = []
+    explains = _Explainers(hits)
     for found in provider_defects(loaded, profile):
-        pairing_rule = found.code in PAIRING_CODES
-        same = [hit for hit in hits if pairing_rule and (
-            hit.call_id == found.tool_call_id if found.tool_call_id else hit.index == found.index)]
-        same.sort(key=lambda hit: hit.index != found.index)
-        if same:
-            same[0].codes.append(found.code)
+        explained = explains.find(found.code, found.tool_call_id, found.index)
+        if explained is not None:
+            explained.codes.append(found.code)
         else:
             extra.append((found.index, Defect(
                 found.code, FATAL, found.message_index, _relabel(found.site), found.error,
@@ -268,6 +266,35 @@ def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
     defects += [(index, len(RULES), defect) for index, defect in extra]
     defects.sort(key=lambda item: (item[0], item[1]))
     return [defect for _, _, defect in defects]
+
+
+def explaining_hit(hits: Sequence[_Hit], code: str, call_id: str | None, index: int) -> _Hit | None:
+    """The neutral defect a provider defect (`code` at message `index`, about `call_id`) joins:
+    for a pairing rule, the first hit about the same call (without a call id: at the same
+    message), preferring one at the provider defect's own message; None for any other rule.
+    The plain reading `_Explainers` must equal (it indexes the hits once per transcript)."""
+    if code not in PAIRING_CODES:
+        return None
+    same = [hit for hit in hits if (hit.call_id == call_id if call_id else hit.index == index)]
+    same.sort(key=lambda hit: hit.index != index)
+    return same[0] if same else None
+
+
+class _Explainers:
+    """`explaining_hit` for many provider defects: the hits indexed by call id and message."""
+
+    def __init__(self, hits: Sequence[_Hit]) -> None:
+        self.by_call: dict[str | None, list[_Hit]] = {}
+        self.by_index: dict[int, list[_Hit]] = {}
+        for hit in hits:
+            self.by_call.setdefault(hit.call_id, []).append(hit)
+            self.by_index.setdefault(hit.index, []).append(hit)
+
+    def find(self, code: str, call_id: str | None, index: int) -> _Hit | None:
+        if code not in PAIRING_CODES:
+            return None
+        same = self.by_call.get(call_id, []) if call_id else self.by_index.get(index, [])
+        return next((hit for hit in same if hit.index == index), same[0] if same else None)
 
 
 def _defect(hit: _Hit, loaded: Loaded) -> Defect:
