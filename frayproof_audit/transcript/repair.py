@@ -225,7 +225,8 @@ def _synthesized(loaded: Loaded, dangling: tuple[str, ...]) -> tuple[Synthesized
     if not dangling:
         return ()
     found: dict[str, str] = {}
+    wanted = frozenset(dangling)  # a tuple's `in` made this quadratic in the unanswered calls
     for index, view in enumerate(loaded.views):
-        if view.role == "tool" and view.tool_call_id in dangling:
+        if view.role == "tool" and view.tool_call_id in wanted:
             found.setdefault(view.tool_call_id, loaded.site(SITE_LABEL, index))
     return tuple(Synthesized(call_id, found[call_id]) for call_id in dangling)
