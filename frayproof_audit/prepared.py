@@ -67,6 +67,62 @@ def content_key(content: Any) -> ContentKey:
     return content if type(content) is str else canonical(content)
 
 
+SCAN_AT_MOST = 8
+"""Up to this many before results share an id, a result is compared with each of them (no
+hashing or serializing of large results); above, their keys are put in a set once, so a log
+that reuses one id for every call costs linear time, not quadratic."""
+
+
+class ResultIndex:
+    """Whether a content is among the before results of its id, answered by comparing with
+    each of them when they are few (`content_retained`, the plain reading), else by a set of
+    their keys under the comparison, built on first use and kept (mutation asks again for
+    every mutant). Filled one id at a time, whole: a thread sharing it sees a set or none."""
+
+    __slots__ = ("_keys", "results")
+
+    def __init__(self, results: dict[str, list[Any]]) -> None:
+        self.results = results
+        self._keys: dict[tuple[str, str], frozenset[ContentKey]] = {}
+
+    def retained(self, call_id: str, content: Any, compare: str = EXACT) -> bool | None:
+        """`content_retained(content, results[call_id], compare)`; None when before has no
+        result with that id."""
+        originals = self.results.get(call_id)
+        if originals is None:
+            return None
+        if len(originals) <= SCAN_AT_MOST:
+            return content_retained(content, originals, compare)
+        return _compared_key(content, compare) in self._keys_of(call_id, compare)
+
+    def has_key(self, call_id: str, key: ContentKey) -> bool:
+        """Whether before has a result for `call_id` whose content key (`content_key`) is `key`."""
+        originals = self.results.get(call_id, ())
+        if len(originals) <= SCAN_AT_MOST:
+            for content in originals:
+                if type(content) is str:
+                    if content == key:
+                        return True
+                elif type(key) is bytes and canonical(content) == key:
+                    return True
+            return False
+        return key in self._keys_of(call_id, EXACT)
+
+    def _keys_of(self, call_id: str, compare: str) -> frozenset[ContentKey]:
+        found = self._keys.get((call_id, compare))
+        if found is None:
+            found = frozenset(_compared_key(original, compare) for original in self.results[call_id])
+            self._keys[(call_id, compare)] = found
+        return found
+
+
+def _compared_key(content: Any, compare: str) -> ContentKey:
+    """What `content_retained` compares under `compare`: under `exact` a string is itself and
+    anything else its canonical JSON (bytes, never equal to a string); under `equivalent`, the
+    neutral form."""
+    return content_key(content) if compare == EXACT else equivalence_content_key(content)
+
+
 @dataclass(frozen=True, slots=True)
 class CallFacts:
     """Before's tool calls and results, for `tool_call_integrity` (prepared only when enabled).
@@ -88,6 +144,10 @@ class CallFacts:
     order: list[tuple[str, Any]]
     wire: list[Any]
     by_content: dict[ContentKey, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    index: ResultIndex = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", ResultIndex(self.results))
 
     def call(self, call_id: str) -> tuple[str, str]:
         """(tool name, arguments text) of before's first call with id `call_id`."""
@@ -96,13 +156,7 @@ class CallFacts:
 
     def has_result(self, call_id: str, key: ContentKey) -> bool:
         """Whether before has a result for `call_id` whose content key is `key`."""
-        for content in self.results.get(call_id, ()):
-            if type(content) is str:
-                if content == key:
-                    return True
-            elif type(key) is bytes and canonical(content) == key:
-                return True
-        return False
+        return self.index.has_key(call_id, key)
 
     def result_ids(self, key: ContentKey) -> tuple[str, ...]:
         """The ids of the before results with content key `key`, in message order (each once)."""
@@ -150,7 +204,7 @@ class BeforeFacts:
     latest_user: tuple[int, Sequence[bytes]] | None
     """Before's last user message: its index, and its key under `latest_user_message` as a
     one-key sequence computed on first use (`Loaded.keys_of`)."""
-    results: dict[str, list[Any]] | None
+    results: ResultIndex | None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
     tool_arguments: tuple[Violation, ...] = ()
     """Findings of `tool_arguments` on before's calls (`scope: both`), judged once per pair."""
@@ -221,12 +275,13 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
         index = before.last_index("user")
         if index is not None:
             latest_user = (index, before.keys_of((index,), retain.latest_user_message))
-    results: dict[str, list[Any]] | None = None
+    results: ResultIndex | None = None
     if retain.tool_results is not None:
-        results = {}
+        contents: dict[str, list[Any]] = {}
         for view in views:
             if view.role == "tool" and view.tool_call_id:
-                results.setdefault(view.tool_call_id, []).append(view.content)
+                contents.setdefault(view.tool_call_id, []).append(view.content)
+        results = ResultIndex(contents)
     # Imported here: the checks package imports this module (retention), so a top-level import
     # would make importing `prepared` first a cycle.
     from frayproof_audit.checks.tool_arguments import before_findings

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT
-from frayproof_audit.prepared import content_retained
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
@@ -70,8 +69,7 @@ def find(
         for index, view in enumerate(after.views):
             if view.role != "tool" or not view.tool_call_id:
                 continue
-            contents = before.results.get(view.tool_call_id)
-            if contents is not None and not content_retained(view.content, contents, compare):
+            if before.results.retained(view.tool_call_id, view.content, compare) is False:
                 found.append(RESULT.violation(NAME, severity, "after", index,
                                               tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
