@@ -262,7 +262,8 @@ def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
             extra.append((found.index, Defect(
                 found.code, FATAL, found.message_index, _relabel(found.site), found.error,
                 found.tool_call_id, found.code in PAIRING_CODES, (found.code,))))
-    defects = [(hit.index, list(RULES).index(hit.name), _defect(hit, loaded)) for hit in hits]
+    rank = {name: number for number, name in enumerate(RULES)}
+    defects = [(hit.index, rank[hit.name], _defect(hit, loaded)) for hit in hits]
     defects += [(index, len(RULES), defect) for index, defect in extra]
     defects.sort(key=lambda item: (item[0], item[1]))
     return [defect for _, _, defect in defects]
