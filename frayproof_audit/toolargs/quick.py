@@ -122,9 +122,7 @@ class _Builder:
         tests += self._scalar(schema)
         if not tests:
             return lambda value: True
-        if len(tests) == 1:
-            return tests[0]
-        return lambda value: all(test(value) for test in tests)
+        return _every(tests)
 
     def _ref(self, ref: Any, depth: int) -> Proof:
         match = _REF.fullmatch(ref) if type(ref) is str else None
@@ -175,8 +173,8 @@ class _Builder:
         if type(required) is not list or any(type(name) is not str for name in required):
             raise _Unsupported("required")
         if required:
-            needed = tuple(required)
-            tests.append(lambda value: type(value) is not dict or all(name in value for name in needed))
+            needed = frozenset(required)
+            tests.append(lambda value: type(value) is not dict or value.keys() >= needed)
         low, high = schema.get("minProperties"), schema.get("maxProperties")
         if low is not None or high is not None:
             tests.append(_sized(dict, low, high))
@@ -243,3 +241,17 @@ def _sized(kind: type[str] | type[list[Any]] | type[dict[str, Any]], low: Any, h
         return type(value) is not kind or lowest <= len(value) <= highest
 
     return test
+
+
+def _every(tests: list[Proof]) -> Proof:
+    """One proof that holds when all of `tests` hold, tried in order: chained `and`s, which
+    cost less per call than `all()` over a generator for the two to four tests a node has."""
+    if len(tests) == 1:
+        return tests[0]
+    if len(tests) == 2:
+        first, second = tests
+        return lambda value: first(value) and second(value)
+    if len(tests) == 3:
+        first, second, third = tests
+        return lambda value: first(value) and second(value) and third(value)
+    return lambda value: all(test(value) for test in tests)
