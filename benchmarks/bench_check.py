@@ -437,10 +437,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-peer", action="store_true", help="skip the frayproof column")
     parser.add_argument("--stages", action="store_true", help="add a per-stage breakdown")
     parser.add_argument("--profile", action="store_true", help="add a cProfile listing")
+    parser.add_argument("--huge", default=None, metavar="N,N,...",
+                        help="instead: one huge failing record of N exchanges per size, per "
+                        "shape (benchmarks/huge_check.py); prints cost per message, no targets")
     parser.add_argument("--results", type=Path,
                         help="write the JSON results into this folder (python -m benchmarks: "
                         "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
+    if args.huge is not None:
+        from benchmarks import huge_check
+
+        sizes = [int(size) for size in args.huge.split(",") if size.strip()]
+        return huge_check.run(sizes, args.repeat or (1 if args.quick else 3))
     pairs = args.pairs or (QUICK_PAIRS if args.quick else DEFAULT_PAIRS)
     repeat = args.repeat or (1 if args.quick else 3)
     path = args.corpus or corpus_file(args.data_dir, pairs, args.seed)

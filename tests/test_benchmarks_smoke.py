@@ -261,3 +261,18 @@ def test_speed_table_is_rendered_from_results(tmp_path: Path) -> None:
     readme.write_text(f"{table.START}\n{table.START}\n{table.END}\n", encoding="utf-8")
     with pytest.raises(table.TableError):
         table.update(readme, folder)
+
+
+def test_bench_check_huge_failing_records_run_and_fail_as_built(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_check.main(["--huge", "10,40", "--quick"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if "us/message" in line]
+    assert len(rows) == 8  # four shapes, two sizes
+    findings = {(" ".join(row[:row.index("messages") - 1]), int(row[row.index("messages") - 1])):
+                int(row[-2]) for row in rows}
+    assert findings[("kept (control)", 41)] == findings[("kept (control)", 161)] == 0
+    for shape in ("unanswered calls", "orphaned results", "one id reused"):
+        # every exchange is broken, so the findings grow with the record
+        assert 0 < findings[(shape, 41)] < findings[(shape, 161)]
+    assert out.count("cost per message, largest / smallest") == 4
