@@ -99,13 +99,7 @@ class ResultIndex:
         """Whether before has a result for `call_id` whose content key (`content_key`) is `key`."""
         originals = self.results.get(call_id, ())
         if len(originals) <= SCAN_AT_MOST:
-            for content in originals:
-                if type(content) is str:
-                    if content == key:
-                        return True
-                elif type(key) is bytes and canonical(content) == key:
-                    return True
-            return False
+            return key_among(key, originals)
         return key in self._keys_of(call_id, EXACT)
 
     def _keys_of(self, call_id: str, compare: str) -> frozenset[ContentKey]:
@@ -114,6 +108,18 @@ class ResultIndex:
             found = frozenset(_compared_key(original, compare) for original in self.results[call_id])
             self._keys[(call_id, compare)] = found
         return found
+
+
+def key_among(key: ContentKey, originals: Sequence[Any]) -> bool:
+    """Whether one of `originals` has content key `key` (`content_key`), compared one by one:
+    the plain reading of `ResultIndex.has_key`."""
+    for content in originals:
+        if type(content) is str:
+            if content == key:
+                return True
+        elif type(key) is bytes and canonical(content) == key:
+            return True
+    return False
 
 
 def _compared_key(content: Any, compare: str) -> ContentKey:
