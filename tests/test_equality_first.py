@@ -179,3 +179,41 @@ def test_lazy_keys_are_the_keys_and_computed_only_when_read(
     start, stop = sorted(data.draw(st.lists(st.integers(0, len(pool)), min_size=2, max_size=2)))
     assert tuple(snapshot.keys(start, stop, compare)) == tuple(
         loaded(pool).key(index, compare) for index in range(start, stop))
+
+
+def _textual_by_stack(value: Any) -> bool:
+    """The plain reading of `textual`: walk every value with a stack of pending ones."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif type(item) is not str and item is not None:
+            return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_textual_reads_as_walking_every_value(value: Any) -> None:
+    assert textual(value) == _textual_by_stack(value)
+
+
+def test_textual_and_equality_first_hold_at_the_deepest_nesting_json_allows() -> None:
+    from frayproof_audit.jsonio import MAX_DEPTH
+
+    def nested(leaf: Any) -> Any:
+        value: Any = leaf
+        for _ in range(MAX_DEPTH - 3):  # the message and its list hold the rest of the depth
+            value = [value]
+        return value
+
+    assert textual(nested("x")) and not textual(nested(1))
+    text = loaded([{"role": "user", "content": "hi", "meta": nested("x")}])
+    number = loaded([{"role": "user", "content": "hi", "meta": nested(1.0)}])
+    assert text.same_key(0, loaded([{"role": "user", "content": "hi", "meta": nested("x")}]), 0, "exact")
+    # equal by ==, but the float cannot be proven by equality: the keys decide
+    other = loaded([{"role": "user", "content": "hi", "meta": nested(1)}])
+    assert number.same_key(0, other, 0, "exact") == (number.key(0, "exact") == other.key(0, "exact"))
