@@ -82,7 +82,9 @@ def committed_run_files(fs: Any, root: str, run_id: str) -> set[str] | None:
     return set(row[0]["files"]) if row else set()
 
 
-_TOKEN = re.compile(r"[0-9a-f]{12}")
+TOKEN_LENGTH = 12
+"""Hex digits of the random token that makes a run's staging prefix its own."""
+_TOKEN = re.compile(rf"[0-9a-f]{{{TOKEN_LENGTH}}}")
 
 
 def _staging_of(name: str, run_id: str) -> bool:
@@ -98,7 +100,7 @@ class ObjectStage:
         self.out = out
         self.run_id = run_id
         self.fs, self.root = location.filesystem(out)
-        token = uuid.uuid4().hex[:12]
+        token = uuid.uuid4().hex[:TOKEN_LENGTH]
         self.folder = location.join(out, STAGING, f"{run_id}.{token}")
         self.staged: list[str] = []
         self.lock = RunLock(self.fs, f"{self.root}/{STAGING}", run_id, token, out)

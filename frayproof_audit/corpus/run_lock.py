@@ -123,9 +123,9 @@ class RunLock:
     def __init__(self, fs: Any, staging: str, run_id: str, token: str, out: str) -> None:
         self.fs = fs
         self.path = f"{staging}/{run_id}.lock"
-        self.alive_path = f"{staging}/{run_id}.{token}/{ALIVE}"
         self.staging = staging
         self.run_id = run_id
+        self.alive_path = self._alive_path(token)
         self.out = out
         self.me = Holder(token, socket.gethostname(), os.getpid(), process_start(os.getpid()),
                          datetime.now().astimezone().isoformat(timespec="seconds"))
@@ -186,11 +186,15 @@ class RunLock:
         if holder.host == self.me.host:
             return not process_running(holder.pid, holder.pid_start)
         beats = [when for when in (modified(self.fs, self.path),
-                                   modified(self.fs, f"{self.staging}/{self.run_id}.{holder.token}/{ALIVE}"))
+                                   modified(self.fs, self._alive_path(holder.token)))
                  if when is not None]
         if now is None or not beats:
             return now is not None  # no heartbeat at all: it never got going
         return (now - max(beats)).total_seconds() > STALE_S
+
+    def _alive_path(self, token: str) -> str:
+        """The heartbeat of the run whose staging prefix is `<run_id>.<token>`."""
+        return f"{self.staging}/{self.run_id}.{token}/{ALIVE}"
 
     def _refusal(self, holder: Holder) -> str:
         return (f"another audit holds run id {self.run_id!r} in '{self.out}' (pid {holder.pid} on "
