@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.corpus import heap
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.corpus.record_tools import RecordTools
 from frayproof_audit.corpus.records import (
@@ -171,11 +172,14 @@ class _Auditor:
         columns = self.reader.columns() if self.parquet else None
         limit = self.settings.max_record_bytes
         for raw in read_shard(self.shard, limit, columns, self.reader.json_columns()):
+            size = raw.size
+            heap.before_record(size)
             try:
                 self._record(raw)
             except Exception as exc:  # a bug costs its record, never the shard
                 self._engine_error(raw, exc)
             del raw  # a giant record is let go before the reader decodes the next one
+            heap.after_record(size)
 
     def _record(self, raw: Raw) -> None:
         if raw.problem is not None:
