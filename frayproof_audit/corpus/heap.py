@@ -7,11 +7,12 @@ the block's size (up to 32 MiB), so after one giant record the blocks of the nex
 rewrites, the values' pieces) come from the heap, and a freed heap is only given back from its
 top. Arrow's pool (mimalloc) cannot reuse those pages, so a Parquet row's decoding stacks on
 top of them. Measured on three 50 MB records (`bench_audit`, peak above a 1-record run / the
-record): JSONL 3.97 → 3.75, Parquet with a page per row 8.96 → 7.13, with pyarrow's default
-pages 12.25 → 11.08.
+record): JSONL 3.97 → 3.78, Parquet with a page per row 8.96 → 7.27, with pyarrow's default
+pages 12.25 → 11.17.
 
 So once a worker meets a record of `BIG_RECORD_BYTES` or more, it fixes the threshold at
-`MMAP_THRESHOLD_BYTES` (no more raising it), and after every such record it trims the heap
+`MMAP_THRESHOLD_BYTES` (no more raising it; the setting is the whole process's, the caller's
+own when the audit runs in-process), and after every such record it trims the heap
 (`malloc_trim`). Ordinary records never touch the allocator. Where the C library is not glibc
 both are no-ops.
 """

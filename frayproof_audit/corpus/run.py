@@ -43,9 +43,6 @@ from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings
 if TYPE_CHECKING:
     from frayproof_audit.corpus.object_store import ObjectStage
 
-if TYPE_CHECKING:
-    from frayproof_audit.corpus.object_store import ObjectStage
-
 _Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 
 
