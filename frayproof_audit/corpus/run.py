@@ -212,10 +212,11 @@ def _execute(
 ) -> None:
     """Run every shard; a shard whose worker was lost is retried once, alone, then given up.
 
-    The executor names the shards that were in flight when a worker vanished; the others go on
-    in the (new) pool. The same on every backend."""
+    Shards are handed out largest first (`dispatch_order`). The executor names the shards that
+    were in flight when a worker vanished; the others go on in the (new) pool. The same on every
+    backend."""
     call = _ShardCall(audit_shard)  # looked up now, so a test can stand in for it
-    queue = list(shards)
+    queue = dispatch_order(shards)
     while queue:
         pieces = [_Piece(shard) for shard in queue]
         executor.submit(call, settings, pieces)
@@ -231,6 +232,14 @@ def _execute(
             queue = [shard for shard in pending if shard not in lost]
             for shard in lost:
                 _retry_alone(shard, settings, executor, call, collector)
+
+
+def dispatch_order(shards: Sequence[Shard]) -> list[Shard]:
+    """The shards by weight, largest first, ties in plan order. The last shards to start are
+    then the small ones, so workers finish together: a big shard handed out last (a whole
+    `.gz` file is one shard) would leave the other workers idle while it runs. Results do not
+    depend on it: every shard writes its own files, named by its ordinal."""
+    return sorted(shards, key=lambda shard: -shard.weight)
 
 
 def _estimated_jobs(config: AuditConfig, sources: tuple[Source, ...]) -> int:
