@@ -11,8 +11,8 @@ ahead of the results (one running, one queued, so no worker waits between two ta
 Every backend is entered through `joblib.parallel_config`, never hard-coded into a `Parallel`:
 
 * `loky` — local worker processes; they end when the process that started them dies
-  (`exit_with_parent`, SIGKILL included). `start()` warms the pool in a background thread, so
-  workers start and import the engine while the parent plans the shards.
+  (`exit_with_parent`, SIGKILL included). `start()` starts the pool in a background thread, so
+  workers start and import the engine (`start_worker`) while the parent plans the shards.
 * `threading` — threads of this process (no worker can be lost).
 * `dask` — a Dask cluster: `scheduler` is `tcp://HOST:PORT` of a running scheduler, or `local`
   to start a `LocalCluster` of `n_jobs` single-threaded worker processes. The `shared` value (the
@@ -131,11 +131,21 @@ def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
 
 
 def warm_worker() -> int:
-    """Run once in every fresh loky worker by `Executor.start`: import what auditing a shard
-    needs, so the first real task does not pay for it."""
+    """Import what auditing a shard needs, so the first real task does not pay for it (run on
+    every Dask worker by `Executor.start`, and by `start_worker` in every loky worker)."""
     import frayproof_audit.corpus.worker  # noqa: F401 - the import is the point
 
     return os.getpid()
+
+
+def start_worker(parent: int) -> None:
+    """loky's initializer, run in every fresh worker before its first task: end the worker with
+    `parent` (`exit_with_parent`) and import the engine (`warm_worker`). Each worker does so as
+    soon as it is up, while the parent plans, and takes tasks as soon as it is done: none waits
+    for another worker to be ready."""
+    exit_with_parent(parent)
+    with contextlib.suppress(Exception):  # a broken install: the first task reports it in full
+        warm_worker()
 
 
 class Executor(Generic[S, T, R]):
@@ -312,7 +322,7 @@ class Executor(Generic[S, T, R]):
 
     def _config(self, jobs: int, shared: Any) -> dict[str, Any]:
         if self.backend == "loky":
-            return {"backend": "loky", "n_jobs": jobs, "initializer": exit_with_parent,
+            return {"backend": "loky", "n_jobs": jobs, "initializer": start_worker,
                     "initargs": (os.getpid(),)}
         if self.backend == "dask":
             return {"backend": "dask", "n_jobs": jobs, "client": self._client,
@@ -324,9 +334,11 @@ class Executor(Generic[S, T, R]):
     # --- backends ------------------------------------------------------------------------------
 
     def _warm_loky(self) -> None:
+        """Start the pool: its workers spawn and import the engine in `start_worker`. The tasks
+        only make the pool start; they end as soon as one worker is up."""
         try:
             with _joblib().parallel_config(**self._config(max(self.n_jobs, 2), None)):
-                _joblib().Parallel()(_joblib().delayed(warm_worker)() for _ in range(max(self.n_jobs, 2)))
+                _joblib().Parallel()(_joblib().delayed(os.getpid)() for _ in range(max(self.n_jobs, 2)))
         except Exception:
             pass
 
