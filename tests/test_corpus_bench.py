@@ -20,3 +20,9 @@ def test_bench_audit_pieces_run(tmp_path: Path) -> None:
     assert "pairs/s" in measured.line()
     doubled = bench_audit.repeated(path, 2)
     assert doubled.stat().st_size == 2 * path.stat().st_size
+
+
+def test_pool_start_cpu_counts_every_worker_started() -> None:
+    # Two fresh interpreters with joblib, pyarrow and the engine cannot start on less than a
+    # tenth of a second of CPU; a figure under that would mean the workers were not counted.
+    assert bench_audit.pool_start_cpu(2, 1) > 0.1
