@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -154,3 +155,36 @@ def test_a_worker_that_always_dies_is_reported_by_name(
     failing = replace(summary, fail_on=("input-errors",))
     assert failing.exit_code == 1
     assert failing.gate_failures == ("2 shard(s) could not be audited",)
+
+
+def test_a_pool_found_broken_when_the_first_tasks_are_handed_out_is_a_lost_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """loky marks a pool broken on its own thread a moment after a worker dies, so the next
+    hand-out can be refused with `TerminatedWorkerError` before any task ran. That must be a
+    lost worker (every pending shard retried alone), never an error that ends the run."""
+    import joblib
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    inputs, contract = _crash_corpus(tmp_path)
+    clean = audit([str(inputs)], str(contract), str(tmp_path / "clean"), jobs=1, run_id="r",
+                  shard_bytes=4000)
+    call = joblib.Parallel.__call__
+    refused: list[bool] = []
+
+    def refuse_the_first_generator(self: Any, iterable: Any) -> Any:
+        if self.return_generator and not refused:
+            refused.append(True)
+            raise TerminatedWorkerError("A worker process managed by the executor was terminated")
+        return call(self, iterable)
+
+    monkeypatch.setattr(joblib.Parallel, "__call__", refuse_the_first_generator)
+    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), jobs=2, run_id="r",
+                    shard_bytes=4000)
+    assert refused == [True]
+    assert summary.not_audited == ()
+    assert summary.pairs == clean.pairs == 16
+    for table in DATA_TABLES:
+        assert read_table(tmp_path / "out", table).collect().equals(
+            read_table(tmp_path / "clean", table).collect()
+        )

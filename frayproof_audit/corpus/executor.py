@@ -278,8 +278,12 @@ class Executor(Generic[S, T, R]):
             parallel = _joblib().Parallel(
                 return_as="generator_unordered", batch_size=1, pre_dispatch=f"{IN_FLIGHT_PER_WORKER}*n_jobs"
             )
-            results = parallel(hand_out())
+            results = None
             try:
+                # Inside the `try`: the first tasks are handed out right here, and a pool whose
+                # worker has just died (loky notices it on its own thread, a moment later) can
+                # refuse them as broken. That is a lost worker too, never an error of the run.
+                results = parallel(hand_out())
                 for index, result in results:
                     finished.add(index)
                     yield result
@@ -290,9 +294,10 @@ class Executor(Generic[S, T, R]):
                 in_flight = tuple(i for i in handed_out if i not in finished)
                 raise WorkerLost(lost, in_flight) from exc
             finally:
-                with warnings.catch_warnings():  # joblib warns that the tasks it kills were lost
-                    warnings.simplefilter("ignore", UserWarning)
-                    results.close()  # a no-op once every result is in; otherwise kills the workers
+                if results is not None:
+                    with warnings.catch_warnings():  # joblib warns that the tasks it kills were lost
+                        warnings.simplefilter("ignore", UserWarning)
+                        results.close()  # a no-op once every result is in; otherwise kills the workers
 
     def _rounds(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Iterator[R]:
         """Backends without streaming (Ray): one task per worker per round, results per round.
