@@ -40,6 +40,7 @@ from pathlib import Path
 import orjson
 
 from benchmarks import corpus, results
+from benchmarks.compiled import ensure_compiled
 from frayproof_audit import jsonio
 from sessiongen import realistic
 
@@ -475,6 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="write the JSON results into this folder (python -m benchmarks: "
                         "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
+    ensure_compiled()  # every audit below is a fresh process: none may spend its time compiling
     quick = args.quick
     repeat = args.repeat or (1 if quick else 2)
     args.data_dir.mkdir(parents=True, exist_ok=True)

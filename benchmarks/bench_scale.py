@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.bench_audit import DATA_DIR, Measured, corpus_file
+from benchmarks.compiled import ensure_compiled
 from sessiongen import realistic
 
 DEFAULT_MB = 200
@@ -76,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     args = parser.parse_args(argv)
+    ensure_compiled()  # every audit below is a fresh process: none may spend its time compiling
     try:
         import dask.distributed  # noqa: F401
     except ImportError:

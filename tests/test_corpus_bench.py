@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from pathlib import Path
 
 from benchmarks import bench_audit, corpus
@@ -26,3 +28,13 @@ def test_pool_start_cpu_counts_every_worker_started() -> None:
     # Two fresh interpreters with joblib, pyarrow and the engine cannot start on less than a
     # tenth of a second of CPU; a figure under that would mean the workers were not counted.
     assert bench_audit.pool_start_cpu(2, 1) > 0.1
+
+
+def test_the_benchmarks_compile_the_package_first() -> None:
+    from benchmarks import compiled
+
+    source = compiled.PACKAGE / "corpus" / "heap.py"
+    os.utime(source)  # its bytecode is now stale, whoever wrote it
+    assert compiled.ensure_compiled()
+    cached = importlib.util.cache_from_source(str(source))
+    assert Path(cached).stat().st_mtime >= source.stat().st_mtime
