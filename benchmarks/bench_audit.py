@@ -333,15 +333,15 @@ from benchmarks.bench_audit import children_cpu
 import frayproof_audit.cli  # what an audit's process has imported when it starts its pool
 import frayproof_audit.corpus.run
 from frayproof_audit.corpus.executor import Executor
-from benchmarks.pool_probe import worker_pid
+from benchmarks.pool_probe import worker_state
 jobs = int(sys.argv[1])
 before = time.process_time()
 executor = Executor("loky", jobs)
 executor.start()
 seen = set()
 while len(seen) < jobs:  # a worker runs a task only once its start-up (the engine's import) is done
-    executor.submit(worker_pid, None, list(range(jobs)))
-    seen.update(executor.completed())
+    executor.submit(worker_state, None, list(range(jobs)))
+    seen.update(pid for pid, _ in executor.completed())
 own = time.process_time() - before
 children = children_cpu(os.getpid())
 executor.close()

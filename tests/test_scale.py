@@ -382,12 +382,12 @@ def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:
 def test_every_loky_worker_imports_the_engine_when_it_starts() -> None:
     """`start_worker` is loky's initializer: each worker imports the engine as soon as it is up
     (while the parent plans), not in its first task, and none waits for the others to start."""
+    from benchmarks.pool_probe import worker_state
     from frayproof_audit.corpus.executor import Executor
-    from tests.worker_probe import engine_loaded
 
     executor: Executor[None, int, tuple[int, bool]] = Executor("loky", 2)
     with executor.start():
-        executor.submit(engine_loaded, None, list(range(6)))
+        executor.submit(worker_state, None, list(range(6)))
         results = list(executor.completed())
     assert len({pid for pid, _ in results}) == 2
     assert all(loaded for _, loaded in results)
