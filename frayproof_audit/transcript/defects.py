@@ -67,6 +67,8 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule(EMPTY_TURN, WASTEFUL, True, "User or instruction turn has no content."),
 )}
 """Every defect kind, in report order for defects at the same message."""
+_RANK = {name: number for number, name in enumerate(RULES)}
+"""Each rule's place in `RULES`, computed once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,8 +264,7 @@ def find_defects(loaded: Loaded, profile: str | None = None) -> list[Defect]:
             extra.append((found.index, Defect(
                 found.code, FATAL, found.message_index, _relabel(found.site), found.error,
                 found.tool_call_id, found.code in PAIRING_CODES, (found.code,))))
-    rank = {name: number for number, name in enumerate(RULES)}
-    defects = [(hit.index, rank[hit.name], _defect(hit, loaded)) for hit in hits]
+    defects = [(hit.index, _RANK[hit.name], _defect(hit, loaded)) for hit in hits]
     defects += [(index, len(RULES), defect) for index, defect in extra]
     defects.sort(key=lambda item: (item[0], item[1]))
     return [defect for _, _, defect in defects]
