@@ -14,7 +14,6 @@ import sys
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import orjson
 import yaml
 
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
@@ -23,7 +22,7 @@ from frayproof_audit.equivalence import COMPARISONS, EXACT
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import FORMATS
-from frayproof_audit.jsonio import is_unicode_text
+from frayproof_audit.jsonio import canonical, is_unicode_text
 from frayproof_audit.model import ROLES
 from frayproof_audit.toolargs.schemas import (
     ToolSchema,
@@ -109,10 +108,10 @@ class Contract:
         share a fingerprint, so runs made with them may be compared; any change of meaning (a
         check toggled, a severity, a pin, a retention rule, a tool schema) gives a new one.
         Disabled checks are left out, so a later release adding an opt-in check keeps every
-        existing fingerprint.
+        existing fingerprint. A tool schema's integer beyond 64 bits is hashed exactly
+        (`canonical`: orjson's bytes for every other contract, as before).
         """
-        return hashlib.sha256(orjson.dumps(self.normalised(), option=orjson.OPT_SORT_KEYS,
-                                           default=str)).hexdigest()
+        return hashlib.sha256(canonical(self.normalised())).hexdigest()
 
     def normalised(self) -> dict[str, Any]:
         """The contract as plain JSON values, every default explicit (what `fingerprint` hashes)."""
