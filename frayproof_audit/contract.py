@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from frayproof_audit.bounds import MAX_COUNT
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.equivalence import COMPARISONS, EXACT
@@ -459,8 +460,8 @@ def _retain(raw: Any, problems: _Problems) -> Retain:
                      f"{compare!r} (write latest_user_message: {compare}, or leave compare out "
                      "to compare only the latest user message this way)")
     window = raw.get("recent_exchanges", 0)
-    if type(window) is not int or window < 0:
-        problems.add("retain.recent_exchanges: must be an integer >= 0")
+    if type(window) is not int or not 0 <= window <= MAX_COUNT:
+        problems.add(f"retain.recent_exchanges: must be an integer from 0 to {MAX_COUNT}")
         window = 0
     results = raw.get("tool_results")
     if results is not None and (type(results) is not str or results != "complete"):

@@ -127,13 +127,15 @@ def test_a_time_zone_python_does_not_know_still_names_the_instant(tmp_path: Path
 
 
 def test_nanoseconds_inside_a_struct_and_through_a_field_mapping(tmp_path: Path) -> None:
-    nanos = [1_748_858_400_123_456_789, -5, None]
+    nanos = [1_748_858_400_123_456_789, -5]
     meta = pa.StructArray.from_arrays(
-        [pa.array(nanos, pa.timestamp("ns", tz="UTC")), pa.array(["a", "b", "c"])], names=["at", "who"])
+        [pa.array([*nanos, None], pa.timestamp("ns", tz="UTC")), pa.array(["a", "b", "c"])],
+        names=["at", "who"])
     rows = run(tmp_path, pa.table({**snapshots(3), "meta": meta}),
                fields={"logged_at": "meta.at", "compactor": "meta.who"})
     assert rows["input_error"].to_list() == [None] * 3
-    assert rows["logged_at"].to_list()[:2] == [floor_micros(value, "ns") for value in nanos[:2]]
+    assert rows["logged_at"].to_list()[:2] == [floor_micros(value, "ns") for value in nanos]
+    assert rows["logged_at_missing"].to_list() == [False, False, True]
     assert rows["compactor"].to_list() == ["a", "b", "c"]
 
 
