@@ -14,16 +14,16 @@ import sys
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-import orjson
 import yaml
 
+from frayproof_audit.bounds import MAX_COUNT
 from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.equivalence import COMPARISONS, EXACT
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import FORMATS
-from frayproof_audit.jsonio import is_unicode_text
+from frayproof_audit.jsonio import canonical, is_unicode_text
 from frayproof_audit.model import ROLES
 from frayproof_audit.toolargs.schemas import (
     ToolSchema,
@@ -109,10 +109,10 @@ class Contract:
         share a fingerprint, so runs made with them may be compared; any change of meaning (a
         check toggled, a severity, a pin, a retention rule, a tool schema) gives a new one.
         Disabled checks are left out, so a later release adding an opt-in check keeps every
-        existing fingerprint.
+        existing fingerprint. A tool schema's integer beyond 64 bits is hashed exactly
+        (`canonical`: orjson's bytes for every other contract, as before).
         """
-        return hashlib.sha256(orjson.dumps(self.normalised(), option=orjson.OPT_SORT_KEYS,
-                                           default=str)).hexdigest()
+        return hashlib.sha256(canonical(self.normalised())).hexdigest()
 
     def normalised(self) -> dict[str, Any]:
         """The contract as plain JSON values, every default explicit (what `fingerprint` hashes)."""
@@ -460,8 +460,8 @@ def _retain(raw: Any, problems: _Problems) -> Retain:
                      f"{compare!r} (write latest_user_message: {compare}, or leave compare out "
                      "to compare only the latest user message this way)")
     window = raw.get("recent_exchanges", 0)
-    if type(window) is not int or window < 0:
-        problems.add("retain.recent_exchanges: must be an integer >= 0")
+    if type(window) is not int or not 0 <= window <= MAX_COUNT:
+        problems.add(f"retain.recent_exchanges: must be an integer from 0 to {MAX_COUNT}")
         window = 0
     results = raw.get("tool_results")
     if results is not None and (type(results) is not str or results != "complete"):

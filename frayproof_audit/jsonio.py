@@ -323,6 +323,21 @@ def canonical(value: Any) -> bytes:
         return _canonical_fallback(value)
 
 
+def compact(value: Any) -> bytes:
+    """Compact JSON bytes of a parsed JSON value, its keys in their own order, UTF-8 text.
+
+    orjson writes every ordinary record; what it cannot write, yet input may hold (integers
+    beyond 64 bits up to the 4,300 digits Python reads, nesting past 254 levels up to
+    `MAX_DEPTH`), the standard library writes exactly, in the same layout. So writing a record
+    again costs the exact path only for the records that need it.
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _canonical_fallback(value: Any) -> bytes:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.encode("utf-8", "surrogatepass")

@@ -27,6 +27,7 @@ from frayproof_audit.cli.dataset_options import (
     write_output,
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
+from frayproof_audit.cli.option_types import BYTES, count
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
@@ -96,7 +97,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--out", "out", required=True,
               help="Dataset folder (or object-store URI, s3://bucket/audit): runs/, pairs/, "
                    "findings/, mutants/ (created if missing).")
-@click.option("--jobs", "-j", "jobs", type=int, default=-1, show_default=True,
+@click.option("--jobs", "-j", "jobs", type=count(-1), default=-1, show_default=True,
               help="Worker processes (-1: every core the input keeps busy; 1: no pool, in this process).")
 @click.option("--backend", type=click.Choice(BACKENDS), default="loky", show_default=True,
               help="joblib backend: loky (processes), threading, dask or ray (a cluster).")
@@ -116,13 +117,13 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="Mutation-test every pair whose baseline passes.")
 @click.option("--operators", default=None, metavar="A,B",
               help="Comma-separated subset of mutation operators (default: all).")
-@click.option("--max-mutants-per-pair", "max_mutants", type=click.IntRange(min=0),
+@click.option("--max-mutants-per-pair", "max_mutants", type=count(0),
               default=DEFAULT_MAX_MUTANTS_PER_PAIR, show_default=True, metavar="N",
               help="Judge at most N mutation sites per pair, a deterministic uniform sample per "
                    "operator; the rest are skipped entries with reason Budget (0: no budget).")
-@click.option("--max-record-bytes", type=click.IntRange(min=1), default=DEFAULT_MAX_RECORD_BYTES,
+@click.option("--max-record-bytes", type=BYTES, default=DEFAULT_MAX_RECORD_BYTES,
               show_default=True, help="Longer records are input errors, never loaded.")
-@click.option("--shard-bytes", type=click.IntRange(min=1), default=DEFAULT_SHARD_BYTES,
+@click.option("--shard-bytes", type=BYTES, default=DEFAULT_SHARD_BYTES,
               show_default=True, help="Target size of one unit of work (plain JSONL byte range).")
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(FAIL_ON),
               default=("failures",), show_default=True,

@@ -8,6 +8,7 @@ from typing import Any, NoReturn
 
 import click
 
+from frayproof_audit.cli.option_types import count
 from frayproof_audit.formats import FORMAT_NAMES
 from frayproof_audit.render import OUTPUTS, PLAIN_OUTPUTS
 from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
@@ -63,7 +64,7 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
     function = click.option(
         "--max-results",
         "max_results",
-        type=click.IntRange(min=1),
+        type=count(1),
         default=None,
         metavar="N",
         help="Cap for sarif results, github annotations or junit test cases, the most severe "

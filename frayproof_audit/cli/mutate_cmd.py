@@ -14,6 +14,7 @@ from frayproof_audit.cli.common import (
     parse_operator_list,
     sarif_category_for,
 )
+from frayproof_audit.cli.option_types import count
 from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
@@ -34,7 +35,7 @@ from frayproof_audit.render import RenderContext, render
 @format_option
 @click.option("--operators", "operators", default=None, metavar="A,B",
               help=f"Comma-separated operators to run (default all): {', '.join(OPERATORS)}.")
-@click.option("--max-mutants-per-pair", "max_mutants", type=click.IntRange(min=0), default=0,
+@click.option("--max-mutants-per-pair", "max_mutants", type=count(0), default=0,
               metavar="N",
               help="Judge at most N sites, a deterministic uniform sample per operator; the rest "
                    "are skipped entries with reason Budget (default 0: every site).")

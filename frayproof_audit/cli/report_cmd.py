@@ -8,6 +8,7 @@ import click
 
 from frayproof_audit.cli.common import fail_input
 from frayproof_audit.cli.dataset_options import as_day, selection_options
+from frayproof_audit.cli.option_types import count
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, ReportConfig
 
@@ -17,10 +18,10 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (replaced atomically).")
 @selection_options
-@click.option("--worst", type=click.IntRange(min=0), default=DEFAULT_WORST, show_default=True,
+@click.option("--worst", type=count(0), default=DEFAULT_WORST, show_default=True,
               help="How many failing pairs, and how many passing pairs with surviving mutants, "
                    "to show with their findings and survivors.")
-@click.option("--baseline", type=click.IntRange(min=1), default=DEFAULT_BASELINE, show_default=True,
+@click.option("--baseline", type=count(1), default=DEFAULT_BASELINE, show_default=True,
               help="Earlier nights whose median each night is compared with in the trend charts.")
 @click.option("--regression-points", "points", type=click.FloatRange(min=0), default=0.0, show_default=True,
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from frayproof_audit.cli.option_types import count
 from frayproof_audit.formats import FORMAT_NAMES
 from frayproof_audit.providers import PROFILE_NAMES
 from frayproof_audit.report import EXIT_INPUT_ERROR
@@ -134,9 +135,9 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
 
 @click.command("compact")
 @_paths
-@click.option("--max-tokens", "max_tokens", type=click.IntRange(min=1), required=True,
+@click.option("--max-tokens", "max_tokens", type=count(1), required=True,
               help="Token budget of each whole compacted transcript.")
-@click.option("--keep", type=click.IntRange(min=0), default=2, show_default=True,
+@click.option("--keep", type=count(0), default=2, show_default=True,
               help="Keep at least this many messages after the leading instructions.")
 @click.option("--tokenizer", type=click.Choice(TOKENIZERS), default="chars", show_default=True,
               help="chars: 4 characters of JSON a token; tiktoken: o200k_base (needs the "

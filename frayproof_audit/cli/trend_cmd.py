@@ -16,6 +16,7 @@ from frayproof_audit.cli.dataset_options import (
     selection_options,
     write_output,
 )
+from frayproof_audit.cli.option_types import count
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import EXIT_PASS
 
@@ -30,7 +31,7 @@ so `--help` can show them without importing Polars."""
 @click.argument("out", type=click.Path())
 @click.option("--per", type=click.Choice(PER), default="night", show_default=True,
               help="One period per night (log_date) or per run (in the order runs started).")
-@click.option("--baseline", "baseline", type=click.IntRange(min=1), default=DEFAULT_BASELINE,
+@click.option("--baseline", "baseline", type=count(1), default=DEFAULT_BASELINE,
               show_default=True, metavar="N",
               help="Each period is compared with the median of the previous N periods.")
 @selection_options
@@ -50,7 +51,7 @@ so `--help` can show them without importing Polars."""
               help="Exit 1 when, in the latest period, a check's failure rate or an operator's "
                    "survival is worse than its baseline by more than P points and beyond its "
                    "95% interval.")
-@click.option("--min-pairs", type=click.IntRange(min=1), default=DEFAULT_MIN_PAIRS,
+@click.option("--min-pairs", type=count(1), default=DEFAULT_MIN_PAIRS,
               show_default=True, metavar="N",
               help="The gate judges a series only on at least N pairs in the latest period.")
 def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], since: datetime | None,

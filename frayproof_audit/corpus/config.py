@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
 from frayproof_audit.contract import YamlProblem, _Schema, parse_strict_yaml
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
@@ -233,12 +234,13 @@ class AuditConfig:
                               f" (not {self.backend})")
         if self.scheduler is not None and (not self.scheduler or not is_unicode_text(self.scheduler)):
             raise ConfigError("--scheduler must be an address (tcp://HOST:PORT) or 'local'")
-        if self.n_jobs == 0 or self.n_jobs < -1:
-            raise ConfigError("jobs must be a positive number, or -1 for all cores")
+        if self.n_jobs == 0 or self.n_jobs < -1 or self.n_jobs > MAX_COUNT:
+            raise ConfigError(f"jobs must be a number from 1 to {MAX_COUNT}, or -1 for all cores")
         if self.run_id is not None:
             check_run_id(self.run_id)
-        if self.max_record_bytes < 1 or self.shard_bytes < 1:
-            raise ConfigError("max_record_bytes and shard_bytes must be positive")
+        for name in ("max_record_bytes", "shard_bytes"):
+            if not 1 <= getattr(self, name) <= MAX_BYTES:
+                raise ConfigError(f"{name} must be from 1 to {MAX_BYTES} (1 TiB)")
         for gate in self.fail_on:
             if gate not in FAIL_ON:
                 raise ConfigError(f"unknown --fail-on {gate!r} (choose {', '.join(FAIL_ON)})")
@@ -251,9 +253,9 @@ class AuditConfig:
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-input-error-rate must be between 0 and 1")
         budget = self.max_mutants_per_pair
-        if budget is not None and (type(budget) is not int or budget < 1):
-            raise ConfigError("--max-mutants-per-pair must be a positive integer (0 on the"
-                              " command line: no budget)")
+        if budget is not None and (type(budget) is not int or not 1 <= budget <= MAX_COUNT):
+            raise ConfigError(f"--max-mutants-per-pair must be an integer from 1 to {MAX_COUNT}"
+                              " (0 on the command line: no budget)")
         if self.operators is not None and not self.operators:
             raise ConfigError("--operators needs at least one operator name")
         if self.input_format is not None and self.input_format not in FORMATS:

@@ -11,11 +11,9 @@ import math
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
-import orjson
-
 from frayproof_audit.corpus.config import FieldMap
 from frayproof_audit.formats import FORMATS
-from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, loads_strict_sized
+from frayproof_audit.jsonio import JSONProblem, compact, loads_strict, loads_strict_sized
 
 _MISSING: Any = object()
 
@@ -90,11 +88,8 @@ def parse_json_record_sized(data: bytes) -> tuple[dict[str, Any], dict[str, int]
 
 
 def json_size(value: Any) -> int:
-    """Size of `value` as compact JSON (UTF-8 bytes)."""
-    try:
-        return len(orjson.dumps(value))
-    except TypeError:  # integers beyond 64 bits: rare enough to pay for the exact writer
-        return len(canonical(value))
+    """Size of `value` as compact JSON (UTF-8 bytes); exact for what orjson cannot write."""
+    return len(compact(value))
 
 
 def snapshot_sizes(

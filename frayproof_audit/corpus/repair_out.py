@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import get_format
 from frayproof_audit.formats.otel import parse_messages
+from frayproof_audit.jsonio import compact
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
 from frayproof_audit.transcript.defects import PAIRING_CODES
@@ -76,7 +75,7 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
               "after": transcript._replace(text=text).shaped(repaired.transcript),
               "changes": [change.to_dict() for change in repaired.changes],
               "fixed": sorted({v.code for v in violations if v.code})}
-    return PairRepair(flags, orjson.dumps(record) + b"\n")
+    return PairRepair(flags, compact(record) + b"\n")  # exact for any integer a record holds
 
 
 def write_repaired(folder: str, run_id: str, ordinal: int, lines: Sequence[bytes]) -> str | None:

@@ -15,7 +15,7 @@ import gzip
 import hashlib
 import io
 import zlib
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import IO, Any, NamedTuple
 
 import orjson
@@ -185,7 +185,10 @@ def _parquet_rows(shard: Shard, columns: list[str] | None, json_columns: frozens
         try:
             # Streamed page by page (no pre-buffering of whole column chunks), so a batch of a
             # few rows never holds its row group in memory.
-            parquet = pq.ParquetFile(handle, pre_buffer=False, buffer_size=_BUFFER)
+            # Spark's INT96 times at microseconds: at nanoseconds Arrow wraps the years outside
+            # 1677-2262 silently into wrong ones, and no log time needs finer than microseconds.
+            parquet = pq.ParquetFile(handle, pre_buffer=False, buffer_size=_BUFFER,
+                                     coerce_int96_timestamp_unit="us")
         except (OSError, pa.ArrowException) as exc:
             yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the Parquet file: {_one_line(exc)}")
             return
@@ -328,11 +331,13 @@ _CONVERSION_ERRORS = (ValueError, OverflowError, pa.ArrowException)
 def _batch_rows(batch: pa.RecordBatch) -> Iterator[tuple[dict[str, Any], str | None]]:
     """The rows of a batch as Python values, each with the problem that kept it from being read.
 
-    `to_pylist` raises for a whole batch when one cell has no Python value (a timestamp or
-    date outside the years 1-9999). Only then is the batch converted again cell by cell, so one
-    odd value costs its row, never its neighbours. The bad cell is kept as Arrow's text for it,
-    so the row still has a stable hash.
+    Nanosecond timestamps are first truncated to their microsecond (`at_microseconds`), the
+    precision of Python's `datetime`. `to_pylist` raises for a whole batch when one cell still has
+    no Python value (a timestamp or date outside the years 1-9999). Only then is the batch
+    converted again cell by cell, so one odd value costs its row, never its neighbours. The bad
+    cell is kept as Arrow's text for it, so the row still has a stable hash.
     """
+    batch = at_microseconds(batch)
     try:
         rows: list[dict[str, Any]] = batch.to_pylist()
     except _CONVERSION_ERRORS:
@@ -348,12 +353,111 @@ def _batch_rows(batch: pa.RecordBatch) -> Iterator[tuple[dict[str, Any], str | N
         for name, column in zip(names, batch.columns, strict=True):
             cell = column.slice(index, 1)
             try:
-                values[name] = cell.to_pylist()[0]
+                values[name] = _cell_value(cell)
             except _CONVERSION_ERRORS as exc:
                 values[name] = text = _arrow_text(cell)
                 if problem is None:
-                    problem = f"column {name!r} holds {text[:60]}, which Python cannot read ({exc})"
+                    problem = _unreadable(name, cell, text[:60], exc)
         yield values, problem
+
+
+def _cell_value(cell: pa.Array) -> Any:
+    """One cell's Python value. An aware timestamp is an instant in UTC whatever its zone says
+    (Arrow stores UTC; the zone only tells how to show it), so when its local time cannot be
+    shown (a zone name Python does not know, a local year past 9999) it is read in UTC."""
+    try:
+        return cell.to_pylist()[0]
+    except _CONVERSION_ERRORS:
+        in_utc = _retyped(cell.type, _utc)
+        if in_utc == cell.type:
+            raise
+        return cell.cast(in_utc).to_pylist()[0]
+
+
+_SINCE_EPOCH = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+
+
+def _unreadable(name: str, cell: pa.Array, text: str, exc: Exception) -> str:
+    """Why a cell has no Python value. A time is shown as the number it holds (Arrow's text for
+    a time that far out is garbled, and a local time can hide the UTC year that is out)."""
+    kind = cell.type
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        try:
+            number = cell.cast(pa.int32() if kind == pa.date32() else pa.int64())[0].as_py()
+        except _CONVERSION_ERRORS:  # pragma: no cover - every temporal type casts to its integer
+            number = text
+        since = ("days since 1970-01-01" if kind == pa.date32() else
+                 f"{_SINCE_EPOCH[getattr(kind, 'unit', 'ms')]} since 1970-01-01 UTC")
+        return f"column {name!r} holds {number} {since}, outside the years 1-9999 Python can read"
+    return f"column {name!r} holds {text}, which Python cannot read ({_one_line(exc)})"
+
+
+def at_microseconds(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """`batch` with every nanosecond timestamp (a column, or inside its structs and lists) truncated
+    to its microsecond, toward the earlier one as for any time's extra digits (also before 1970,
+    where Arrow's own cast would round toward the epoch). Any other column is left as it is; a
+    batch without nanoseconds is returned as it is, for the cost of a look at its types."""
+    if not any(map(_has_nanoseconds, batch.schema.types)):
+        return batch
+    arrays = [_floor_nanoseconds(column) for column in batch.columns]
+    return pa.RecordBatch.from_arrays(arrays, names=batch.schema.names)
+
+
+def _has_nanoseconds(kind: pa.DataType) -> bool:
+    if pa.types.is_timestamp(kind):
+        return bool(kind.unit == "ns")
+    if pa.types.is_struct(kind):
+        return any(_has_nanoseconds(field.type) for field in kind)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _has_nanoseconds(kind.value_type)
+    return False
+
+
+def _micro(kind: pa.TimestampType) -> pa.DataType:
+    return pa.timestamp("us", tz=kind.tz) if kind.unit == "ns" else kind
+
+
+def _utc(kind: pa.TimestampType) -> pa.DataType:
+    return kind if kind.tz is None else pa.timestamp(kind.unit, tz="UTC")
+
+
+def _retyped(kind: pa.DataType, change: Callable[[pa.TimestampType], pa.DataType]) -> pa.DataType:
+    """`kind` with `change` made to each timestamp type in it, at any depth of structs and lists
+    (the containers a Parquet column maps to JSON; a map or union is left as it is)."""
+    if pa.types.is_timestamp(kind):
+        return change(kind)
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_retyped(field.type, change)) for field in kind])
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_retyped(kind.value_type, change)))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(kind.value_field.with_type(_retyped(kind.value_type, change)))
+    return kind
+
+
+def _floor_nanoseconds(array: pa.Array) -> pa.Array:
+    kind = array.type
+    if not _has_nanoseconds(kind):
+        return array
+    import pyarrow.compute as pc  # only for nanosecond columns; its import is ~40 ms
+
+    mask = array.is_null() if array.null_count else None
+    if pa.types.is_timestamp(kind):
+        nanos = array.cast(pa.int64())
+        micros = pc.divide(nanos, 1000)  # toward zero: one less where that rounded up
+        micros = pc.subtract(micros, pc.less(nanos, pc.multiply(micros, 1000)).cast(pa.int64()))
+        return micros.cast(pa.timestamp("us", tz=kind.tz))
+    if pa.types.is_struct(kind):
+        children = [_floor_nanoseconds(child) for child in array.flatten()]
+        fields = [field.with_type(child.type) for field, child in zip(kind, children, strict=True)]
+        return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
+    # A slice's offsets start past 0 into all of the values; rebased (a new array) they can go
+    # with a null mask, which Arrow refuses for offsets that are a slice themselves.
+    offsets = array.offsets
+    first, last = offsets[0].as_py(), offsets[-1].as_py()
+    values = _floor_nanoseconds(array.values.slice(first, last - first))
+    lists = pa.ListArray if pa.types.is_list(kind) else pa.LargeListArray
+    return lists.from_arrays(pc.subtract(offsets, first), values, type=_retyped(kind, _micro), mask=mask)
 
 
 def _arrow_text(cell: pa.Array) -> str:

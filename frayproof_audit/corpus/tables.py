@@ -20,6 +20,7 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
+from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
@@ -250,7 +251,7 @@ def runs_row(
         "contract_fingerprint": contract.fingerprint,
         "inputs": list(config.inputs),
         "argv": list(config.argv),
-        "options": orjson.dumps(config.options(), option=orjson.OPT_SORT_KEYS).decode(),
+        "options": canonical(config.options()).decode(),  # bounded at parse time; exact anyway
         "backend": config.backend,
         "n_jobs": n_jobs,
         "shards": summary.shards,
