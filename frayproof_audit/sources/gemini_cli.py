@@ -145,13 +145,13 @@ def _response_ids(parts: list[Any]) -> set[str]:
 
 def contents(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records as the model's `Content[]` (see the module docstring)."""
-    sent = [record for record in records if record.get("type") not in NOT_SENT]
+    sent = [record for record in records if record.get("type") not in NOT_SENT
+            and not (record.get("type") == "user" and _ignored(record))]
     history: list[dict[str, Any]] = []
     for position, record in enumerate(sent):
         kind = record.get("type")
         if kind == "user":
-            if not _ignored(record):
-                history.append({"role": "user", "parts": _part_list(record.get("content"))})
+            history.append({"role": "user", "parts": _part_list(record.get("content"))})
         elif kind == "gemini":
             history.extend(_model_turns(record, sent[position + 1:position + 2]))
     return history
