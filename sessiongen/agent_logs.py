@@ -40,6 +40,11 @@ class Written:
     session_id: str
 
 
+def _json(line: Message) -> str:
+    """A line as the agents write one: compact JSON (serde_json, `JSON.stringify`)."""
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
 def _clock(start: str) -> Any:
     minute = 0
 
@@ -55,15 +60,15 @@ def _clock(start: str) -> Any:
 
 
 def as_codex(before: list[Message], after: list[Message], session_id: str = "0199-codex",
-             *, remote: bool = False) -> Written | None:
+             *, remote: bool = False, summary: str = "summary") -> Written | None:
     """A rollout: session meta and turn context, the before's items as `response_item` lines
     among token counts, ghost snapshots and an unknown line type, then the `compacted` line
     whose `replacement_history` is the after (with a ghost snapshot Codex never sends)."""
     shaped = [representable(_developer(messages)) for messages in (before, after)]
     if shaped[0] is None or shaped[1] is None:
         return None
-    items_before = to_items(shaped[0]).items
-    items_after = to_items(shaped[1]).items
+    items_before = _codex_parts(to_items(shaped[0]).items)
+    items_after = _codex_parts(to_items(shaped[1]).items)
     if remote:
         items_after = [*items_after, {"type": "compaction", "encrypted_content": "gAAAA-opaque"}]
     tick = _clock("2026-08-01")
@@ -86,11 +91,20 @@ def as_codex(before: list[Message], after: list[Message], session_id: str = "019
         if position % 5 == 3:
             lines.append({"timestamp": tick(), "type": "world_state", "payload": {"n": position}})
     lines.append({"timestamp": tick(), "type": "compacted", "payload": {
-        "message": "" if remote else "summary", "replacement_history": [*items_after, ghost]}})
+        "message": "" if remote else summary, "replacement_history": [*items_after, ghost]}})
     marker = len(lines)
     lines.append({"timestamp": tick(), "type": "event_msg", "payload": {"type": "context_compacted"}})
-    return Written([json.dumps(line) for line in lines], items_before, items_after,
+    return Written([_json(line) for line in lines], items_before, items_after,
                    "openai-responses", marker, session_id)
+
+
+def _codex_parts(items: list[Message]) -> list[Message]:
+    """Codex writes a message's text as content parts (`input_text`, `output_text`)."""
+    for item in items:
+        if item.get("type") == "message" and isinstance(item.get("content"), str):
+            kind = "output_text" if item.get("role") == "assistant" else "input_text"
+            item["content"] = [{"type": kind, "text": item["content"]}]
+    return items
 
 
 def _developer(messages: list[Message]) -> list[Message]:
@@ -110,7 +124,8 @@ def _conversation(messages: list[Message]) -> list[Message]:
 
 
 def as_claude_code(before: list[Message], after: list[Message],
-                   session_id: str = "11111111-2222-4333-8444-555555555555") -> Written | None:
+                   session_id: str = "11111111-2222-4333-8444-555555555555",
+                   *, trigger: str = "auto") -> Written | None:
     """A transcript: a title line, then the before's messages as chained entries (an assistant
     message split one block per line under one `message.id`, one `tool_result` per line,
     progress entries and file-history snapshots on the chain), a `compact_boundary`, the
@@ -130,7 +145,7 @@ def as_claude_code(before: list[Message], after: list[Message],
     boundary = writer.uuid()
     lines.append(writer.entry("system", None, boundary, subtype="compact_boundary",
                               logicalParentUuid=leaf, content="Conversation compacted",
-                              compactMetadata={"trigger": "auto", "preTokens": 9000}))
+                              compactMetadata={"trigger": trigger, "preTokens": 9000}))
     marker = len(lines)
     summary = writer.uuid()
     lines.append(writer.entry("user", boundary, summary, isCompactSummary=True,
@@ -140,7 +155,7 @@ def as_claude_code(before: list[Message], after: list[Message],
     preserved = [line["uuid"] for line in lines[start:]]
     lines[marker - 1]["compactMetadata"]["preservedMessages"] = {
         "anchorUuid": summary, "uuids": preserved}
-    return Written([json.dumps(line) for line in lines], wire_before, wire_after, "anthropic",
+    return Written([_json(line) for line in lines], wire_before, wire_after, "anthropic",
                    marker, session_id)
 
 
@@ -214,7 +229,8 @@ ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 
 
 def as_gemini_cli(before: list[Message], after: list[Message],
-                  session_id: str = "b1f00000-1111-4222-8333-444444444444") -> Written | None:
+                  session_id: str = "b1f00000-1111-4222-8333-444444444444",
+                  *, snapshot: str = SNAPSHOT) -> Written | None:
     """A session file: metadata, the start-up `$set.messages` of the environment context, the
     before's Contents as message records (model turns with their `toolCalls`, tool responses as
     the user records that follow, an upsert, an `info` record and a slash command the CLI never
@@ -246,17 +262,17 @@ def as_gemini_cli(before: list[Message], after: list[Message],
         if position % 5 == 2:
             lines.append({"id": f"c{position}", "timestamp": tick(), "type": "user",
                           "content": "/stats"})
-    snapshot = [{"id": "snap", "timestamp": tick(), "type": "user", "content": [{"text": SNAPSHOT}]},
-                {"id": "ack", "timestamp": tick(), "type": "gemini",
-                 "content": [{"text": ACKNOWLEDGEMENT}]}]
-    lines.append({"$set": {"messages": [environment, *snapshot,
+    snapshot_records = [
+        {"id": "snap", "timestamp": tick(), "type": "user", "content": [{"text": snapshot}]},
+        {"id": "ack", "timestamp": tick(), "type": "gemini", "content": [{"text": ACKNOWLEDGEMENT}]}]
+    lines.append({"$set": {"messages": [environment, *snapshot_records,
                                         *_records(contents_after, "a", tick)],
                            "lastUpdated": tick()}})
     marker = len(lines)
     env = {"role": "user", "parts": [{"text": ENVIRONMENT}]}
-    after_contents = [env, {"role": "user", "parts": [{"text": SNAPSHOT}]},
+    after_contents = [env, {"role": "user", "parts": [{"text": snapshot}]},
                       {"role": "model", "parts": [{"text": ACKNOWLEDGEMENT}]}, *contents_after]
-    return Written([json.dumps(line) for line in lines], [env, *contents_before], after_contents,
+    return Written([_json(line) for line in lines], [env, *contents_before], after_contents,
                    "gemini", marker, session_id)
 
 

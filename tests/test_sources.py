@@ -36,6 +36,7 @@ from frayproof_audit.sources import (
 )
 from frayproof_audit.sources.gemini_cli import LEGACY_NOTE
 from tests.agent_logs import FIXTURES, ROOT, as_json, derived, expected_path
+from tests.helpers import REPO
 
 CASES = [(source, name) for source, names in FIXTURES.items() for name in names]
 MARKERS = {
@@ -229,3 +230,33 @@ def test_a_gemini_bootstrap_or_id_sync_is_no_compaction() -> None:
         {"$set": {"messages": [record, {"id": "m1", "type": "user", "content": "hi"}]}})]
     found = derive("gemini-cli", "f", lines)
     assert found.rows == () and found.counts.other == 3
+
+
+EXAMPLES = {
+    "codex": "examples/agent-logs/codex/sessions/2026/08/01/"
+             "rollout-2026-08-01T09-12-44-0199d3a2-5c1e-7b40-9a61-2f0c8e4d7a11.jsonl",
+    "claude-code": "examples/agent-logs/claude-code/projects/-home-dev-shop/"
+                   "6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f.jsonl",
+    "gemini-cli": "examples/agent-logs/gemini-cli/tmp/9ac0ffee4b1d/chats/"
+                  "session-2026-08-01T09-12-b1f00000.jsonl",
+}
+
+
+def test_the_example_agent_logs_are_what_their_script_makes() -> None:
+    import subprocess
+    import sys
+
+    completed = subprocess.run([sys.executable, "examples/make_agent_logs.py", "--check"],
+                               cwd=REPO, capture_output=True, text=True, check=False, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+@pytest.mark.parametrize("source", sorted(EXAMPLES))
+def test_each_example_is_its_agents_file_with_one_compaction(source: str) -> None:
+    path = REPO / EXAMPLES[source]
+    assert role_of(path) == (source, FileRole("session"))
+    assert detect(list(open_lines(path))) == source
+    found = derived(source, path)
+    [row] = found.rows
+    assert isinstance(row, Compaction) and row.problem is None
+    assert row.after is not None and row.before is not None and len(row.after) < len(row.before)
