@@ -63,7 +63,10 @@ def test_every_marker_is_one_row_and_nothing_else_is(source: str, name: str) -> 
     assert counts.lines == counts.events + counts.other + counts.problems + counts.blank
     assert counts.lines == len(path.read_bytes().splitlines())
     assert (len(compactions), len(problems)) == (counts.events, counts.problems)
-    assert [row.ordinal for row in compactions] == list(range(1, len(compactions) + 1))
+    sessions = {row.session_id for row in compactions}
+    for session in sessions:
+        ordinals = [row.ordinal for row in compactions if row.session_id == session]
+        assert ordinals == list(range(1, len(ordinals) + 1))
     assert [row.source_row for row in found.rows] == sorted(row.source_row for row in found.rows)
     if source in MARKERS:
         marked = []
@@ -260,3 +263,15 @@ def test_each_example_is_its_agents_file_with_one_compaction(source: str) -> Non
     [row] = found.rows
     assert isinstance(row, Compaction) and row.problem is None
     assert row.after is not None and row.before is not None and len(row.after) < len(row.before)
+
+
+def test_a_sidechain_in_the_session_file_is_a_session_of_its_own() -> None:
+    def boundary(uuid: str, **more: Any) -> bytes:
+        return json.dumps({"type": "system", "subtype": "compact_boundary", "uuid": uuid,
+                           "parentUuid": None, "logicalParentUuid": "u1", "sessionId": "S",
+                           **more}).encode()
+    lines = [json.dumps({"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "S",
+                         "message": {"role": "user", "content": "hi"}}).encode(),
+             boundary("b1"), boundary("b2", isSidechain=True, agentId="a7")]
+    rows = derive("claude-code", "f", lines).rows
+    assert [(row.pair_id, row.source_row) for row in rows] == [("S:1", 2), ("S/agent-a7:1", 3)]

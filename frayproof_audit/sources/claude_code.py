@@ -305,8 +305,13 @@ class _Transcript:
 
     def compactions(self, siblings: Siblings | None) -> Iterator[Compaction]:
         summarizers = _Summarizers(siblings, self.session_id)
-        for ordinal, marker in enumerate(self.markers, 1):
-            yield self.compaction(ordinal, marker, summarizers)
+        seen: dict[str, int] = {}
+        for marker in self.markers:
+            # Older builds wrote subagent sidechains into the session's file: each session
+            # counts its own compactions.
+            session = _session_of(marker.value) or self.label
+            seen[session] = seen.get(session, 0) + 1
+            yield self.compaction(seen[session], marker, summarizers)
 
     def compaction(self, ordinal: int, marker: _Entry, summarizers: _Summarizers) -> Compaction:
         value = marker.value
