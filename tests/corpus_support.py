@@ -80,7 +80,7 @@ BAD_LINES: dict[str, tuple[bytes, str]] = {
     "not_an_object": (b"[1, 2, 3]\n", "a record must be a JSON object, got an array"),
     "bad_time": (line({**record(906), "logged_at": "yesterday"}), "is not an RFC 3339 time"),
     "compactor_type": (line({**record(907), "compactor": 7}), "compactor must be a string"),
-    "unknown_format": (line({**record(908), "format": "gemini"}), "format must be one of openai, "),
+    "unknown_format": (line({**record(908), "format": "palm"}), "format must be one of openai, "),
     "deep": (b'{"before": ' + b"[" * 600 + b"]" * 600 + b', "after": []}\n', "nested deeper"),
     "oversized": (line({**record(909), "padding": "x" * 6000}), "over --max-record-bytes"),
 }

@@ -228,7 +228,7 @@ INVALID: dict[str, tuple[str, str]] = {
     "version-float": ("version: 1.0", "version"),
     "version-string": ('version: "1"', "version"),
     "version-null": ("version: null", "version"),
-    "format-unknown": ("format: gemini", "format"),
+    "format-unknown": ("format: palm", "format"),
     "format-null": ("format: null", "format"),
     "format-uppercase": ("format: OpenAI", "format"),
     # checks

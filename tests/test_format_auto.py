@@ -17,6 +17,8 @@ from frayproof_audit.formats import FORMATS
 from frayproof_audit.formats.auto import AmbiguousFormat, UnknownShape, detect
 from frayproof_audit.snapshot import load_source, to_snapshot
 from sessiongen import small
+from sessiongen.gemini_wire import NotExpressible as GeminiNotExpressible
+from sessiongen.gemini_wire import to_gemini
 from sessiongen.strategies import mutation_cases, well_formed_sessions
 from tests.anthropic_wire import NotExpressible, to_anthropic
 from tests.helpers import call, make_contract, result, run_cli, session, user
@@ -187,6 +189,7 @@ def test_a_corpus_records_the_detected_format(tmp_path: Path) -> None:
 FC = {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"}
 FC_OUT = {"type": "function_call_output", "call_id": "c", "output": "ok"}
 OTEL_USER = {"role": "user", "parts": [{"type": "text", "content": "hi"}]}
+GEMINI_USER = {"role": "user", "parts": [{"text": "hi"}]}
 OTEL_TOOL = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c", "response": "ok"}]}
 
 
@@ -209,8 +212,12 @@ OTEL_TOOL = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c",
     ([OTEL_USER], "otel-genai"),
     ([OTEL_USER, OTEL_TOOL], "otel-genai"),  # a tool role with parts is OTel's, not Chat's
     (json.dumps([OTEL_USER]), "otel-genai"),  # a span attribute: the list as a JSON string
+    ([GEMINI_USER], "gemini"),  # untyped parts with Gemini part data
+    ([{"role": "user", "parts": []}, {"role": "model", "parts": []}], "gemini"),
+    ([GEMINI_USER, {"role": "user", "parts": [
+        {"functionResponse": {"id": "c", "name": "f", "response": {}}}]}], "gemini"),
 ])
-def test_evidence_decides_among_all_four(snapshot: Any, expected: str) -> None:
+def test_evidence_decides_among_all_five(snapshot: Any, expected: str) -> None:
     assert detect(snapshot)[0].name == expected
     if isinstance(snapshot, str):
         assert FORMATS["auto"].load(snapshot).format.name == expected
@@ -224,6 +231,10 @@ def test_evidence_decides_among_all_four(snapshot: Any, expected: str) -> None:
      r"\(openai-responses\)"),
     ([OTEL_USER, result("c")],
      r"messages\[0\] has parts \(otel-genai\) but messages\[1\] has tool_call_id \(openai\)"),
+    ([OTEL_USER, GEMINI_USER],
+     r"messages\[0\] has parts \(otel-genai\) but messages\[1\].parts\[0\] is a text part \(gemini\)"),
+    ([user(), call("c"), {"role": "model", "parts": []}],
+     r"messages\[1\] has tool_calls \(openai\) but messages\[2\] has role 'model' \(gemini\)"),
     ([FC, {"role": "assistant", "content": [THINKING]}, OTEL_USER],
      r"messages\[0\] is a function_call item \(openai-responses\) but messages\[1\].content\[0\] "
      r"is a thinking block \(anthropic\) and messages\[2\] has parts \(otel-genai\)"),
@@ -262,10 +273,15 @@ def _written(name: str, messages: list[dict[str, Any]], data: st.DataObject) -> 
                         reasoning=data.draw(st.booleans())).items
     if name == "otel-genai":
         return to_otel(messages, data.draw(st.booleans()))
+    if name == "gemini":
+        try:
+            return to_gemini(messages)[0]
+        except GeminiNotExpressible:
+            return None
     return messages
 
 
-WRITTEN = ("openai", "anthropic", "openai-responses", "otel-genai")
+WRITTEN = ("openai", "anthropic", "openai-responses", "otel-genai", "gemini")
 
 
 @settings(max_examples=60, deadline=None)

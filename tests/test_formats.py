@@ -39,8 +39,8 @@ def turns_registered() -> Iterator[None]:
 
 
 def test_unknown_format_names_are_input_errors() -> None:
-    with pytest.raises(InputError, match=r"unknown input format 'gemini' \(known: openai, "):
-        validate([user()], input_format="gemini")
+    with pytest.raises(InputError, match=r"unknown input format 'palm' \(known: openai, "):
+        validate([user()], input_format="palm")
     with pytest.raises(InputError, match="format: must be one of 'openai', "):
         make_contract("format: turns\n")
 
@@ -56,8 +56,8 @@ def test_cli_input_format_option() -> None:
                   "--input-format", "openai", expect=1)
     assert "TP-ORPHAN" in out.stdout
     bad = run_cli("validate", "--snapshot", "fixtures/orphaned_result.json",
-                  "--input-format", "gemini", expect=2)
-    assert "gemini" in bad.stderr
+                  "--input-format", "palm", expect=2)
+    assert "palm" in bad.stderr
 
 
 @pytest.mark.usefixtures("turns_registered")
@@ -130,16 +130,16 @@ def test_a_corpus_mixes_formats_record_by_record(tmp_path: Any) -> None:
     records = [
         {"pair_id": "flat", "before": before, "after": after},
         {"pair_id": "grouped", "format": "turns", "before": as_turns(before), "after": as_turns(after)},
-        {"pair_id": "unknown", "format": "gemini", "before": before, "after": after},
+        {"pair_id": "unknown", "format": "palm", "before": before, "after": after},
     ]
     path = tmp_path / "mixed.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     audit([str(path)], None, str(tmp_path / "out"), jobs=1, mutate=False, fail_on=("none",))
     pairs = {row["pair_id"]: row for row in read_table(tmp_path / "out", "pairs").collect().to_dicts()}
     assert {name: (row["format"], row["status"]) for name, row in pairs.items()} == {
-        "flat": ("openai", "fail"), "grouped": ("turns", "fail"), "unknown": ("gemini", "input_error")}
+        "flat": ("openai", "fail"), "grouped": ("turns", "fail"), "unknown": ("palm", "input_error")}
     reason = pairs["unknown"]["input_error"]
-    assert "format must be one of openai, " in reason and "turns, got 'gemini'" in reason
+    assert "format must be one of openai, " in reason and "turns, got 'palm'" in reason
     findings = read_table(tmp_path / "out", "findings").collect()
     by_pair = {pair_id: sorted(zip(group["code"], group["message_index"], strict=True))
                for (pair_id,), group in findings.group_by("pair_id")}

@@ -10,6 +10,7 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.formats.anthropic import ANTHROPIC
 from frayproof_audit.formats.auto import AUTO
 from frayproof_audit.formats.base import Format, Origin
+from frayproof_audit.formats.gemini import GEMINI
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.formats.otel import OTEL_GENAI
 from frayproof_audit.formats.responses import OPENAI_RESPONSES
@@ -20,6 +21,7 @@ FORMATS: dict[str, Format] = {
     AUTO.name: AUTO,
     OPENAI_RESPONSES.name: OPENAI_RESPONSES,
     OTEL_GENAI.name: OTEL_GENAI,
+    GEMINI.name: GEMINI,
 }
 FORMAT_NAMES = tuple(FORMATS)
 DEFAULT_FORMAT = OPENAI.name

@@ -256,7 +256,7 @@ class _Reader:
                 results.append((position, _result(block, at)))
             else:
                 kept.append(block)
-        fresh = _fresh_copies(extras)
+        fresh = fresh_copies(extras)
         for position, result in results:
             self.add({**fresh(), **result}, Origin(index, position))
         if results and not kept and not calls:
@@ -272,7 +272,7 @@ class _Reader:
         self.add(neutral, Origin(index))
 
 
-def _fresh_copies(extras: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+def fresh_copies(extras: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     """The message's metadata for each neutral message read from it: the values themselves
     the first time, deep copies after, so no two neutral messages share an object (mutation
     edits copies of them independently)."""

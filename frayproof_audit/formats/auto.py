@@ -1,4 +1,4 @@
-"""`auto`: read each snapshot in the format its own evidence names, among the four wire formats.
+"""`auto`: read each snapshot in the format its own evidence names, among the five wire formats.
 
 The decision reads the whole snapshot, never just its first marker, and never ranks evidence.
 What counts as evidence is what makes one format's reading differ from the others':
@@ -14,18 +14,23 @@ What counts as evidence is what makes one format's reading differ from the other
   whose content is a string or holds a Responses part (`input_text`, `output_text`,
   `input_image`, `input_file`, `input_audio`, `refusal`); a `message` type on Anthropic blocks
   is an Anthropic SDK dump, no evidence;
-* `otel-genai`: a message with a `parts` array, or a snapshot that is a JSON string (as spans
-  carry `gen_ai.input.messages`; no other format takes one).
+* `otel-genai`: a message with a `parts` array holding a typed part (`{"type": ...}`; Gemini's
+  parts have no `type`, so an empty `parts` array is no evidence), or a snapshot that is a JSON
+  string (as spans carry `gen_ai.input.messages`; no other format takes one);
+* `gemini`: a message with role `model`, or with a part that has no `type` and holds Gemini
+  part data (`text`, `functionCall`, `functionResponse`, `inlineData`, `fileData`,
+  `executableCode`, `codeExecutionResult`, `thought`).
 
 Evidence of two or more formats is an `AmbiguousFormat` error naming the first of each: two
 readings that both fit would give different verdicts (a thinking block before a Chat
 `tool_calls` must not quietly pick either). No evidence reads as `openai`: plain turns
 (`{role, content}` with strings, text, image or document blocks) mean the same in `openai`,
-`anthropic` and `openai-responses` (the same views, so the same verdicts), and a snapshot
-without any `parts` is no OpenTelemetry message list. The `Loaded` returned is the delegate's,
-so `loaded.format.name` is the detected format; a default reading is marked `loaded.guessed` so
-a pair can be labelled by the snapshot that had evidence. It is no note for `format_notes` to
-report: nothing was read leniently.
+`anthropic` and `openai-responses` (the same views, so the same verdicts), a snapshot
+without any typed part is no OpenTelemetry message list, and messages whose `parts` are all
+empty read alike as `openai`, `otel-genai` and `gemini` (empty messages of their role). The
+`Loaded` returned is the delegate's, so `loaded.format.name` is the detected format; a default
+reading is marked `loaded.guessed` so a pair can be labelled by the snapshot that had evidence.
+It is no note for `format_notes` to report: nothing was read leniently.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, NamedTuple
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.anthropic import ANTHROPIC
 from frayproof_audit.formats.base import Format
+from frayproof_audit.formats.gemini import GEMINI
 from frayproof_audit.formats.openai import OPENAI, ChatShaped
 from frayproof_audit.formats.otel import OTEL_GENAI, parse_messages
 from frayproof_audit.formats.responses import OPENAI_RESPONSES
@@ -50,7 +56,10 @@ RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", "reasoning
                              "item_reference"})
 RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file",
                              "input_audio", "refusal"})
-ORDER = (OPENAI.name, ANTHROPIC.name, OPENAI_RESPONSES.name, OTEL_GENAI.name)
+GEMINI_PARTS = ("functionCall", "functionResponse", "text", "inlineData", "fileData",
+                "executableCode", "codeExecutionResult", "thought")
+"""Part data keys of Gemini's untyped parts, in the order evidence names them."""
+ORDER = (OPENAI.name, ANTHROPIC.name, OPENAI_RESPONSES.name, OTEL_GENAI.name, GEMINI.name)
 """The formats `auto` chooses among; an `Evidence.format` is one of them."""
 
 
@@ -91,7 +100,7 @@ def find_evidence(snapshot: Any) -> dict[str, Evidence]:
         if not isinstance(message, dict):
             continue
         for evidence in (_openai_evidence, _anthropic_evidence, _responses_evidence,
-                         _otel_evidence):
+                         _otel_evidence, _gemini_evidence):
             seen = evidence(index, message)
             if seen is not None and seen.format not in found:
                 if name != "messages":
@@ -153,13 +162,32 @@ def _responses_evidence(index: int, item: dict[Any, Any]) -> Evidence | None:
 
 
 def _otel_evidence(index: int, message: dict[Any, Any]) -> Evidence | None:
-    if isinstance(message.get("parts"), list | tuple):
+    parts = message.get("parts")
+    if not isinstance(parts, list | tuple):
+        return None
+    if any(isinstance(part, dict) and type(part.get("type")) is str for part in parts):
         return Evidence(OTEL_GENAI.name, f"messages[{index}]", "has parts", index)
     return None
 
 
+def _gemini_evidence(index: int, message: dict[Any, Any]) -> Evidence | None:
+    if message.get("role") == "model":
+        return Evidence(GEMINI.name, f"messages[{index}]", "has role 'model'", index)
+    parts = message.get("parts")
+    if not isinstance(parts, list | tuple):
+        return None
+    for position, part in enumerate(parts):
+        if isinstance(part, dict) and "type" not in part:
+            key = next((key for key in GEMINI_PARTS if key in part), None)
+            if key is not None:
+                return Evidence(GEMINI.name, f"messages[{index}].parts[{position}]",
+                                f"is a {key} part", index)
+    return None
+
+
 _BY_NAME: dict[str, Format] = {OPENAI.name: OPENAI, ANTHROPIC.name: ANTHROPIC,
-                               OPENAI_RESPONSES.name: OPENAI_RESPONSES, OTEL_GENAI.name: OTEL_GENAI}
+                               OPENAI_RESPONSES.name: OPENAI_RESPONSES, OTEL_GENAI.name: OTEL_GENAI,
+                               GEMINI.name: GEMINI}
 
 
 def detect(snapshot: Any) -> tuple[Format, bool]:

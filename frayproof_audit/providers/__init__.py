@@ -7,8 +7,8 @@ check reports them as findings, and the mutation operators `drop_reasoning_item`
 `alter_thinking_block` make the faults the thinking and reasoning rules exist for.
 
 Without a profile name, the snapshot's format chooses one (`profile_for`): data read as
-`anthropic` is judged by Anthropic's rules, `openai-responses` by the Responses API's, anything
-else by Chat Completions'.
+`anthropic` is judged by Anthropic's rules, `openai-responses` by the Responses API's, `gemini`
+by Gemini's, anything else by Chat Completions'.
 """
 
 from __future__ import annotations

@@ -63,4 +63,4 @@ def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[
     return found
 
 
-PROFILE = Profile("gemini", "Gemini", (RESPONSE_COUNT, CALL_POSITION), judge)
+PROFILE = Profile("gemini", "Gemini", (RESPONSE_COUNT, CALL_POSITION), judge, formats=("gemini",))

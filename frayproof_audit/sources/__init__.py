@@ -1,0 +1,154 @@
+"""The registered sources: agents whose own session files hold their compactions.
+
+Adding an agent is one module (a `Source`: sniff, derive, role, history) and one line in
+`SOURCES`. `detect` decides a file's source from its first lines by evidence and refuses
+ambiguity naming each candidate's evidence; `role_of` says what a path is by its name;
+`current_history` is an agent's model-visible history after a whole file (for `inspect`).
+The audit's own record shape (`before`/`after` records) is the `pairs` source, which lives
+with the corpus reader; `detect` recognizes it too, so `auto` chooses among all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from frayproof_audit.errors import InputError
+from frayproof_audit.sources import claude_code, codex, gemini_cli
+from frayproof_audit.sources.base import (
+    EVENTS,
+    FIDELITIES,
+    TRIGGERS,
+    Compaction,
+    Counts,
+    Derived,
+    Event,
+    Fidelity,
+    FileRole,
+    Line,
+    LineProblem,
+    Row,
+    Siblings,
+    Source,
+    Trigger,
+    file_siblings,
+    first_objects,
+    open_lines,
+)
+
+SOURCES: dict[str, Source] = {
+    source.name: source for source in (codex.SOURCE, claude_code.SOURCE, gemini_cli.SOURCE)
+}
+PAIRS = "pairs"
+"""The audit's own records (`before`, `after`, ...): not a session source."""
+SOURCE_NAMES = (PAIRS, *SOURCES)
+SNIFF_LINES = 8
+"""How many first lines `detect` reads (blank and unparsable ones included)."""
+
+
+class UnknownSource(InputError):
+    """A source name no registered source has."""
+
+
+class AmbiguousSource(InputError):
+    """A file whose first lines carry evidence of two sources: `auto` does not guess."""
+
+
+def get_source(name: str) -> Source:
+    found = SOURCES.get(name)
+    if found is None:
+        raise UnknownSource(f"unknown source {name!r} (known: {', '.join(SOURCE_NAMES)})")
+    return found
+
+
+def pairs_evidence(lines: Sequence[Line]) -> str | None:
+    """Evidence that a file holds the audit's own records: an object with `before` and `after`."""
+    for row, value in first_objects(lines, SNIFF_LINES):
+        if "before" in value and "after" in value:
+            return f"line {row} is a pair record (before and after)"
+    return None
+
+
+def evidence(lines: Sequence[Line]) -> dict[str, str]:
+    """Each candidate source's evidence from a file's first lines (absent: none)."""
+    head = list(lines[:SNIFF_LINES])
+    found: dict[str, str] = {}
+    seen = pairs_evidence(head)
+    if seen is not None:
+        found[PAIRS] = seen
+    for name, source in SOURCES.items():
+        seen = source.sniff(head)
+        if seen is not None:
+            found[name] = seen
+    return found
+
+
+def detect(lines: Sequence[Line], label: str = "the file") -> str | None:
+    """The source a file's first lines name (`pairs` or a session source), or None when no
+    line is evidence of any. Evidence of two is an `AmbiguousSource` naming both."""
+    found = evidence(lines)
+    if len(found) > 1:
+        named = " but ".join(f"{seen} ({name})" for name, seen in found.items())
+        raise AmbiguousSource(f"Cannot tell the source of {label}: {named}. Name the source "
+                              f"(--source {'|'.join(SOURCE_NAMES)})")
+    return next(iter(found), None)
+
+
+def role_of(path: str | PurePath) -> tuple[str, FileRole] | None:
+    """Which agent's file `path` is by its name, and what it is to that agent (a session, a
+    summarizer transcript, a legacy file with a note); None for no agent's."""
+    pure = PurePath(path)
+    for name, source in SOURCES.items():
+        found = source.role(pure)
+        if found is not None:
+            return name, found
+    return None
+
+
+def current_history(source: str | Source, lines: Iterable[Line]) -> tuple[str, list[Any]]:
+    """(format, messages): the agent's model-visible history after the whole file, what its
+    next request would send, in the source's wire format."""
+    chosen = get_source(source) if isinstance(source, str) else source
+    return chosen.format, chosen.history(lines)
+
+
+def derive(source: str | Source, label: str, lines: Iterable[Line],
+           siblings: Siblings | None = None) -> Derived:
+    """`source.derive(label, lines, siblings)`: the file's compaction rows and counts."""
+    chosen = get_source(source) if isinstance(source, str) else source
+    return chosen.derive(label, lines, siblings)
+
+
+__all__ = [
+    "EVENTS",
+    "FIDELITIES",
+    "PAIRS",
+    "SNIFF_LINES",
+    "SOURCES",
+    "SOURCE_NAMES",
+    "TRIGGERS",
+    "AmbiguousSource",
+    "Compaction",
+    "Counts",
+    "Derived",
+    "Event",
+    "Fidelity",
+    "FileRole",
+    "Line",
+    "LineProblem",
+    "Row",
+    "Siblings",
+    "Source",
+    "Trigger",
+    "UnknownSource",
+    "current_history",
+    "derive",
+    "detect",
+    "evidence",
+    "file_siblings",
+    "get_source",
+    "open_lines",
+    "pairs_evidence",
+    "role_of",
+]
