@@ -354,7 +354,8 @@ def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:
     assert second.skipped is not None
     assert second.skipped.to_dict() == {
         "skipped_records": 8, "unchanged_inputs": 1, "unchanged_records": 3, "appended_inputs": 1,
-        "appended_records_skipped": 5, "changed_inputs": 0, "new_inputs": 1}
+        "appended_records_skipped": 5, "changed_inputs": 0, "new_inputs": 1, "moved_inputs": 0,
+        "moved_records_skipped": 0, "held_back_lines": 0, "held_back": []}
     assert "incremental: skipped 8 already audited record(s)" in second.to_text()
     assert second.to_dict()["incremental"]["skipped_records"] == 8
     new = read_table(out, "pairs").filter(pl.col("run_id") == "n2").collect()
