@@ -23,12 +23,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import frayproof_audit.corpus.run as corpus_run
 from frayproof_audit.corpus import read_table
 from frayproof_audit.corpus.store import RUNS_FOLDER, runs_name
+from frayproof_audit.corpus.worker import ShardResult, ShardTask, audit_shard
 from tests.corpus_support import good_lines, line, record, write_contract, write_jsonl
 from tests.fault_entry import PAUSE_LINE
 from tests.helpers import EXAMPLES, REPO, run_cli
@@ -343,6 +344,28 @@ def test_a_killed_run_is_re_run_with_its_id(setup: tuple[Path, Path, Path]) -> N
     assert pair_ids(out) == ids(0, 7)
 
 
+def _lose_line_3(task: ShardTask) -> ShardResult:
+    """`audit_shard`, except that the shard holding line 3 is given up, as when its worker died twice."""
+    if task.shard.first_row == 3:
+        return ShardResult(task.shard.ordinal, error="the worker died twice (simulated)")
+    return audit_shard(task)
+
+
+def test_a_shard_not_audited_is_audited_by_the_next_run(setup: tuple[Path, Path, Path],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its range is left out of the run's entries (the ranges before and after it are kept), so
+    the next run audits that shard's lines only."""
+    logs, out, contract = setup
+    write_jsonl(logs / "a.jsonl", good_lines(6))
+    monkeypatch.setattr(corpus_run, "audit_shard", _lose_line_3)
+    first = night(logs, out, "n1", contract, "--shard-bytes", "1")
+    assert first["pairs"] == 5 and len(first["not_audited"]) == 1
+    monkeypatch.setattr(corpus_run, "audit_shard", audit_shard)
+    second = night(logs, out, "n2", contract, "--shard-bytes", "1")
+    assert second["pairs"] == 1 and second["incremental"]["appended_records_skipped"] == 5
+    assert pair_ids(out, "n2") == ["p0002"] and pair_ids(out) == ids(0, 6)
+
+
 # --- D10: a damaged dataset ---------------------------------------------------------------------
 
 def _runs_file(out: Path, run_id: str) -> Path:
@@ -403,16 +426,17 @@ def test_a_fifo_among_the_runs_files_is_refused_not_waited_on(setup: tuple[Path,
 
 # --- the invariant, over random nights ----------------------------------------------------------
 
-_STEPS = st.lists(st.sampled_from(["append", "torn", "rotate", "gzip", "rerun", "same"]),
+_STEPS = st.lists(st.sampled_from(["append", "torn", "rotate", "gzip", "rerun", "first", "same"]),
                   min_size=2, max_size=6)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=_STEPS)
+@example(steps=["append", "rotate", "rerun", "same"])  # a re-run of the night that found a rotation
 def test_every_complete_record_is_audited_exactly_once(tmp_path_factory: pytest.TempPathFactory,
                                                        steps: list[str]) -> None:
     """Whatever happens between nights (appends, a torn last line, rotation by rename or into
-    gzip, a rerun of the last night or of an earlier one), after each incremental run the
+    gzip, a rerun of the last night, of the first or of one between), after each incremental run the
     pairs are exactly the complete records of the inputs, each once."""
     from frayproof_audit.corpus import audit
 
@@ -455,6 +479,8 @@ def test_every_complete_record_is_audited_exactly_once(tmp_path_factory: pytest.
             written += 1
         if step == "rerun":
             run(nights[len(nights) // 2])
+        elif step == "first":
+            run(nights[0])
         elif step == "same":
             run(nights[-1])
         else:

@@ -10,23 +10,26 @@ audited in it. What another run audited is a set of such ranges; for each input 
   JSONL file: its first `size` bytes hash the same; a compressed or Parquet file: the same size
   and hash, since neither can be appended to);
 * for an input with none (a new name, or its content changed), takes the entries of another
-  name whose bytes it starts with, if that name no longer holds them: a rotated file (renamed,
-  or compressed: its decompressed bytes are compared) is the file that was audited;
+  name whose bytes it starts with, if no input of the run holds them under that name any more:
+  a rotated file (renamed, or compressed: its decompressed bytes are compared) is the file that
+  was audited;
 * audits the rest: every part of it no range covers, up to the end of its last complete line.
 
 The run being made never counts: a run replaces the committed run of its id, so what only that
-run audited is audited again (issue 23 D1: it used to be skipped, and the replacement deleted it).
+run audited is audited again (it used to be skipped, and the replacement then deleted it).
 That is also why each entry is only what its run audited, never what earlier runs did: re-running
-an older night re-audits exactly its own ranges. A run that recognised a moved input records the
-ranges it found in `moved_from`, so the next run need not look for them again (nor decompress).
+an older night re-audits exactly its own ranges. Each entry lists in `moved_from` the ranges of
+other names its input was found to start with (a moved input's, and those its own earlier
+entries listed): the next run need not look for them again (nor decompress), and they still
+count when the run that found them is replaced.
 
 The bytes after the last newline of a plain JSONL file are a line being written, not a record
 yet: they are held back (not audited, not an input error) and the summary names them; the next
 run starts at them. A compressed input is never appended to: its last line is complete.
 
 Hashing reads every input once more (at disk or network speed, far below the cost of auditing);
-an input under a new name is read once more when other names' entries are left unclaimed, and a
-compressed one is decompressed once, on its first night. A damaged `runs` file or `sources`
+a changed input is read a second time when other names' entries are left unclaimed, and a new
+compressed one is then decompressed once, on its first night. A damaged `runs` file or `sources`
 value is a `StoreError` naming the file (exit 2).
 """
 
@@ -36,7 +39,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -137,8 +140,10 @@ class Incremental:
     """JSONL path (plain or compressed) → the parts of it to audit."""
     skipped: Skipped
     scans: dict[str, _Scan] = field(default_factory=dict)
-    moved: dict[str, tuple[Ref, ...]] = field(default_factory=dict)
-    """Path → the other names' ranges it was recognised by (recorded in its entries)."""
+    carried: dict[str, tuple[Ref, ...]] = field(default_factory=dict)
+    """Path → the ranges of other names its coverage holds (each of its entries lists them)."""
+    moved: frozenset[str] = frozenset()
+    """Paths recognised by this run as another name's bytes (rotated)."""
     bare: tuple[Source, ...] = ()
     """Inputs with nothing to audit that still get an (empty) entry: new or changed ones (an
     empty file, a line being written), moved ones (to record where they came from)."""
@@ -168,7 +173,7 @@ class Incremental:
                stop_line: int | None, records: int) -> Audited:
         scan = self.scans[source.path]
         return Audited("", source.path, scan.size, scan.sha256, start, start_line, stop, stop_line,
-                       records, self.moved.get(source.path, ()))
+                       records, self.carried.get(source.path, ()))
 
     def _ranges(self, source: Source, shards: list[Shard], pairs: Mapping[int, int],
                 failed: set[int]) -> list[Audited]:
@@ -206,8 +211,9 @@ def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str, ru
         by_path.setdefault(entry.path, []).append(entry)
     scans: dict[str, _Scan] = {}
     covered: dict[str, list[Audited]] = {}
-    moved: dict[str, tuple[Ref, ...]] = {}
+    moved: set[str] = set()
     claimed: set[Ref] = set()
+    direct: set[Ref] = set()
     for source in sources:  # the inputs' own names first: a rotation never takes their ranges
         own = by_path.get(source.path)
         if not own:
@@ -217,19 +223,24 @@ def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str, ru
         if kept:
             covered[source.path] = _closure(kept, index)
             claimed.update(entry.ref for entry in covered[source.path])
+            direct.update(entry.ref for entry in kept)
     for source in sources:
         if source.path in covered:
             continue
         found = _moved(source, [entry for entry in entries if entry.ref not in claimed], scans)
         if found:
             covered[source.path] = _best(found, index)
-            moved[source.path] = tuple(entry.ref for entry in covered[source.path])
-            claimed.update(moved[source.path])
-    return _plan(sources, by_path, scans, covered, moved)
+            moved.add(source.path)
+            claimed.update(entry.ref for entry in covered[source.path])
+    carried = {path: tuple(entry.ref for entry in cover if entry.ref not in direct)
+               for path, cover in covered.items()}
+    plan = _plan(sources, by_path, scans, covered, moved)
+    return replace(plan, carried={path: refs for path, refs in carried.items() if refs},
+                   moved=frozenset(moved))
 
 
 def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], scans: dict[str, _Scan],
-          covered: Mapping[str, list[Audited]], moved: dict[str, tuple[Ref, ...]]) -> Incremental:
+          covered: Mapping[str, list[Audited]], moved: set[str]) -> Incremental:
     keep: list[Source] = []
     bare: list[Source] = []
     spans: dict[str, tuple[Span, ...]] = {}
@@ -268,7 +279,7 @@ def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], sca
         changed_inputs=counts["changed"], new_inputs=counts["new"],
         moved_inputs=counts["moved"], moved_records=counts["moved_records"], held_back=tuple(held),
     )
-    return Incremental(tuple(keep), spans, skipped, scans, moved, tuple(bare))
+    return Incremental(tuple(keep), spans, skipped, scans, bare=tuple(bare))
 
 
 def _continues(entry: Audited, source: Source, scan: _Scan) -> bool:
