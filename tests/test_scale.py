@@ -330,6 +330,36 @@ def test_a_damaged_dataset_on_s3_is_an_input_error_naming_the_file(
     assert done.stderr.strip() == f"INPUT ERROR: damaged dataset: run 'r1' lists '{part}', which is missing"
 
 
+def test_incremental_runs_on_s3_rerun_rotate_and_a_damaged_runs_file(
+        tmp_path: Path, s3: dict[str, str]) -> None:
+    """Inputs and OUT on an object store: a same-id rerun re-audits its night (issue 23 D1), a
+    renamed object is the file audited under its old name, a damaged `runs` object is exit 2."""
+    from frayproof_audit.corpus import location
+
+    fs, _ = location.filesystem("s3://logs")
+    fs.pipe_file("logs/inc/a.jsonl", b"".join(good_lines(5)))
+    contract, out = write_contract(tmp_path), "s3://audit/incremental"
+
+    def run(run_id: str) -> Any:
+        fs.invalidate_cache()
+        return audit(["s3://logs/inc"], str(contract), out, run_id=run_id, incremental=True, jobs=1,
+                     mutate=False, fail_on=("none",))
+
+    assert run("n1").pairs == 5
+    assert run("n1").pairs == 5  # not 0: the run it replaces never counts
+    fs.mv("logs/inc/a.jsonl", "logs/inc/a-1.jsonl")
+    fs.pipe_file("logs/inc/a.jsonl", b"".join(good_lines(2, start=5)))
+    second = run("n2")
+    assert second.pairs == 2 and second.skipped is not None and second.skipped.moved_inputs == 1
+    assert sorted(read_table(out, "pairs").collect()["pair_id"]) == [f"p{i:04d}" for i in range(7)]
+    runs_object = "audit/incremental/runs/part-n1.parquet"
+    fs.pipe_file(runs_object, b"PAR1" + b"garbage" * 40)
+    done = _s3_cli(s3, "audit", "s3://logs/inc", "--contract", contract, "--out", out, "--run-id", "n3",
+                   "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2)
+    expected = f"OUTPUT ERROR: damaged dataset: cannot read '{runs_object}' (run 'n1'): "
+    assert done.stderr.startswith(expected), done.stderr
+
+
 # --- Incremental nightly runs ---------------------------------------------------------------------
 
 def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:
@@ -354,7 +384,8 @@ def test_incremental_runs_audit_only_what_is_new(tmp_path: Path) -> None:
     assert second.skipped is not None
     assert second.skipped.to_dict() == {
         "skipped_records": 8, "unchanged_inputs": 1, "unchanged_records": 3, "appended_inputs": 1,
-        "appended_records_skipped": 5, "changed_inputs": 0, "new_inputs": 1}
+        "appended_records_skipped": 5, "changed_inputs": 0, "new_inputs": 1, "moved_inputs": 0,
+        "moved_records_skipped": 0, "held_back_lines": 0, "held_back": []}
     assert "incremental: skipped 8 already audited record(s)" in second.to_text()
     assert second.to_dict()["incremental"]["skipped_records"] == 8
     new = read_table(out, "pairs").filter(pl.col("run_id") == "n2").collect()

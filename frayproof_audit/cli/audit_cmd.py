@@ -105,8 +105,9 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="With --backend dask or ray: the cluster (tcp://HOST:PORT, a Ray address) or "
                    "'local' (the default: a local cluster of --jobs workers).")
 @click.option("--incremental", is_flag=True,
-              help="Skip inputs, and the old lines of appended JSONL files, that a committed run "
-                   "with the same contract fingerprint already audited.")
+              help="Audit only what no other committed run with the same contract fingerprint "
+                   "audited (appended lines, rotated files are recognised); a last line without "
+                   "its newline waits for the next run.")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
 @click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",

@@ -221,8 +221,8 @@ class AuditConfig:
     """Dask or Ray cluster to run on (`tcp://HOST:PORT`, a Ray address) or `local` (the default
     for those backends: a cluster of `n_jobs` workers on this machine, started for the run)."""
     incremental: bool = False
-    """Skip inputs, and the leading records of appended JSONL files, that a committed run with
-    the same contract fingerprint already audited."""
+    """Audit only what no other committed run with the same contract fingerprint audited
+    (`corpus/incremental.py`): the run of this run id, which this one replaces, never counts."""
 
     def __post_init__(self) -> None:
         if not self.inputs:

@@ -1,172 +1,420 @@
-"""`--incremental`: audit only what no committed run with the same contract fingerprint audited.
+"""`--incremental`: audit only what no *other* committed run with the same contract fingerprint audited.
 
 A nightly job pointed at an ever-growing log folder re-reads it every night; this makes it audit
-only what is new. An incremental run records every input it audited in `runs.sources` (a JSON list):
-its path, size, the SHA-256 of its bytes, and where a later run may resume in it (the end of its last
-complete line, and the lines before that). The next incremental run, for each input:
+only what is new. An incremental run records, in `runs.sources` (a JSON list), one entry per
+range of an input it audited: the input's path, size and SHA-256 as it read them, the range
+(`start_offset`/`start_line` to `resume_offset`/`resume_line`, at line starts) and the records
+audited in it. What another run audited is a set of such ranges; for each input the next run:
 
-* **unchanged** — same path, size and content hash as the latest committed incremental run with
-  the same `Contract.fingerprint` recorded: skipped whole;
-* **appended** — a plain JSONL file that grew and whose first `size` bytes still hash the same:
-  only the lines from the resume point on are audited (numbered as in the whole file, so
-  `pair_id` defaults and `source_row` stay stable; a last line that had no newline yet is
-  audited again now that it is complete);
-* **changed** (rewritten, truncated, a compressed or Parquet file that changed) or **new**: audited
-  in full.
+* takes the ranges of other runs' entries for its path whose bytes it still starts with (a plain
+  JSONL file: its first `size` bytes hash the same; a compressed or Parquet file: the same size
+  and hash, since neither can be appended to);
+* for an input with none (a new name, or its content changed), takes the entries of another
+  name whose bytes it starts with, if no input of the run holds them under that name any more:
+  a rotated file (renamed, or compressed: its decompressed bytes are compared) is the file that
+  was audited;
+* audits the rest: every part of it no range covers, up to the end of its last complete line.
 
-Hashing reads every input once more (at disk or network speed, far below the cost of auditing).
-A run with another contract fingerprint, or a non-incremental run, never counts as "already
-audited": changing the contract re-audits everything. Inputs with a shard that could not be
-audited are not recorded, so the next run tries them again.
+The run being made never counts: a run replaces the committed run of its id, so what only that
+run audited is audited again (it used to be skipped, and the replacement then deleted it).
+That is also why each entry is only what its run audited, never what earlier runs did: re-running
+an older night re-audits exactly its own ranges. Each entry lists in `moved_from` the ranges of
+other names its input was found to start with (a moved input's, and those its own earlier
+entries listed): the next run need not look for them again (nor decompress), and they still
+count when the run that found them is replaced.
+
+The bytes after the last newline of a plain JSONL file are a line being written, not a record
+yet: they are held back (not audited, not an input error) and the summary names them; the next
+run starts at them. A compressed input is never appended to: its last line is complete.
+
+Hashing reads every input once more (at disk or network speed, far below the cost of auditing);
+a changed input is read a second time when other names' entries are left unclaimed, and a new
+compressed one is then decompressed once, on its first night. A damaged `runs` file or `sources`
+value is a `StoreError` naming the file (exit 2).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any
+import os
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import IO, Any
 
 import orjson
+import pyarrow as pa
 
 from frayproof_audit.corpus import location, store
 from frayproof_audit.corpus.newlines import count_newlines
-from frayproof_audit.corpus.shards import open_source
-from frayproof_audit.corpus.sources import Source, SourceError
-from frayproof_audit.corpus.summary import Skipped
+from frayproof_audit.corpus.shard_reader import DECOMPRESS_ERRORS, decompressed
+from frayproof_audit.corpus.shards import Shard, Span, open_source
+from frayproof_audit.corpus.sources import Source, SourceError, kind_of
+from frayproof_audit.corpus.summary import HeldBack, Skipped
 
 _CHUNK = 4 * 1024 * 1024
+_PLAIN = "jsonl"
+_BLANK = b" \t\r\n"
+_EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """Another run's entry, by what identifies it (a `moved_from` item)."""
+
+    run_id: str
+    path: str
+    size: int
+    sha256: str
+    start_offset: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "path": self.path, "size": self.size, "sha256": self.sha256,
+                "start_offset": self.start_offset}
 
 
 @dataclass(frozen=True, slots=True)
 class Audited:
-    """One input as an incremental run audited it (a `runs.sources` entry)."""
+    """One `runs.sources` entry: a range of one input that one run audited.
 
+    `size` and `sha256` are of the input's bytes as that run read them; the range is of those
+    bytes (of the decompressed stream for a compressed input, where `resume_offset` None means
+    "to its end"). `moved_from`: ranges other runs audited under other names that this input
+    was found to start with."""
+
+    run_id: str
     path: str
     size: int
     sha256: str
-    resume_offset: int
-    resume_line: int
+    start_offset: int
+    start_line: int
+    resume_offset: int | None
+    resume_line: int | None
     records: int
+    moved_from: tuple[Ref, ...] = ()
+
+    @property
+    def ref(self) -> Ref:
+        return Ref(self.run_id, self.path, self.size, self.sha256, self.start_offset)
+
+    @property
+    def kind(self) -> str:
+        return kind_of(self.path) or _PLAIN
+
+    @property
+    def stop(self) -> float:
+        return float("inf") if self.resume_offset is None else self.resume_offset
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "size": self.size, "sha256": self.sha256,
-                "resume_offset": self.resume_offset, "resume_line": self.resume_line,
-                "records": self.records}
+        entry: dict[str, Any] = {
+            "path": self.path, "size": self.size, "sha256": self.sha256,
+            "start_offset": self.start_offset, "start_line": self.start_line,
+            "resume_offset": self.resume_offset, "resume_line": self.resume_line,
+            "records": self.records}
+        if self.moved_from:
+            entry["moved_from"] = [ref.to_dict() for ref in self.moved_from]
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
 class _Scan:
     size: int
     sha256: str
-    prefix_sha256: str | None
-    """SHA-256 of the first `previous.size` bytes (None when the file is not longer)."""
     resume_offset: int
+    """End of the last complete line (plain JSONL)."""
     resume_line: int
+    prefixes: Mapping[int, str]
+    """SHA-256 of the first N bytes, for each N asked for (and read)."""
+    tail: bool
+    """Plain JSONL: bytes other than whitespace after the last newline (a line being written)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Incremental:
-    """The plan of an incremental run: what to audit, from where, and what was skipped."""
+    """The plan of an incremental run: what to audit, which parts, and what was skipped."""
 
     sources: tuple[Source, ...]
-    """Inputs to plan (unchanged ones left out)."""
-    starts: dict[str, tuple[int, int]]
-    """Appended JSONL path → (byte offset, lines before it) to start from."""
+    """Inputs to plan (those with nothing to audit left out)."""
+    spans: dict[str, tuple[Span, ...]]
+    """JSONL path (plain or compressed) → the parts of it to audit."""
     skipped: Skipped
     scans: dict[str, _Scan] = field(default_factory=dict)
-    earlier: dict[str, int] = field(default_factory=dict)
-    """Appended path → records the earlier run audited in it (carried into this run's entry)."""
+    carried: dict[str, tuple[Ref, ...]] = field(default_factory=dict)
+    """Path → the ranges of other names its coverage holds (each of its entries lists them)."""
+    moved: frozenset[str] = frozenset()
+    """Paths recognised by this run as another name's bytes (rotated)."""
+    bare: tuple[Source, ...] = ()
+    """Inputs with nothing to audit that still get an (empty) entry: new or changed ones (an
+    empty file, a line being written), moved ones (to record where they came from)."""
 
     def note(self) -> str | None:
         return None  # the summary prints `skipped` itself
 
-    def audited(self, records: dict[str, int], not_audited: set[str]) -> list[dict[str, Any]]:
-        """`runs.sources` of this run: each input it audited in full (appended: up to its end)."""
-        entries = []
+    def audited(
+        self, shards: Sequence[Shard], pairs: Mapping[int, int], failed: set[int]
+    ) -> list[dict[str, Any]]:
+        """`runs.sources` of this run: one entry per range of consecutive shards audited (a shard
+        that could not be audited is left out, so the next run audits it), and an empty one for
+        each input in `bare` or moved input with none."""
+        entries: list[Audited] = []
+        by_path: dict[str, list[Shard]] = {}
+        for shard in shards:
+            by_path.setdefault(shard.source.path, []).append(shard)
         for source in self.sources:
-            scan = self.scans[source.path]
-            if source.path in not_audited:
+            written = self._ranges(source, by_path.get(source.path, []), pairs, failed)
+            if not written and source.path in self.moved:
+                written = [self._entry(source, 0, 0, 0, 0, 0)]
+            entries.extend(written)
+        entries.extend(self._entry(source, 0, 0, 0, 0, 0) for source in self.bare)
+        return [entry.to_dict() for entry in entries]
+
+    def _entry(self, source: Source, start: int, start_line: int, stop: int | None,
+               stop_line: int | None, records: int) -> Audited:
+        scan = self.scans[source.path]
+        return Audited("", source.path, scan.size, scan.sha256, start, start_line, stop, stop_line,
+                       records, self.carried.get(source.path, ()))
+
+    def _ranges(self, source: Source, shards: list[Shard], pairs: Mapping[int, int],
+                failed: set[int]) -> list[Audited]:
+        if source.kind == "parquet":
+            if not shards or any(shard.ordinal in failed for shard in shards):
+                return []
+            return [self._entry(source, 0, 0, None, None, sum(pairs.get(s.ordinal, 0) for s in shards))]
+        if source.kind != _PLAIN:  # one shard per span
+            stops = {span.start: span.stop_line for span in self.spans.get(source.path, ())}
+            return [self._entry(source, shard.start, shard.first_row - 1, shard.stream_stop,
+                                stops.get(shard.start), pairs.get(shard.ordinal, 0))
+                    for shard in shards if shard.ordinal not in failed]
+        ranges: list[list[int]] = []  # [start, start line, stop, stop line, records]
+        for shard in shards:
+            if shard.ordinal in failed:
+                ranges.append([])  # ends the range before it
                 continue
-            total = self.earlier.get(source.path, 0) + records.get(source.path, 0)
-            entries.append(Audited(source.path, scan.size, scan.sha256, scan.resume_offset,
-                                   scan.resume_line, total).to_dict())
-        return entries
+            stop_line = shard.first_row - 1 + (shard.records or 0)
+            if ranges and ranges[-1] and ranges[-1][2] == shard.start:
+                ranges[-1][2:] = [shard.stop, stop_line, ranges[-1][4] + pairs.get(shard.ordinal, 0)]
+            else:
+                ranges.append([shard.start, shard.first_row - 1, shard.stop, stop_line,
+                               pairs.get(shard.ordinal, 0)])
+        return [self._entry(source, *r) for r in ranges if r]
 
 
-def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str) -> Incremental:
-    """Which inputs (and which part of appended ones) still need auditing under `fingerprint`."""
-    previous = earlier_audits(out, fingerprint)
-    keep: list[Source] = []
-    starts: dict[str, tuple[int, int]] = {}
+def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str, run_id: str) -> Incremental:
+    """Which inputs (and which parts of them) no other committed run with `fingerprint` audited.
+
+    `run_id` is the run being made: its committed namesake, which it replaces, never counts."""
+    entries = earlier_audits(out, fingerprint, run_id)
+    index = {entry.ref: entry for entry in entries}
+    by_path: dict[str, list[Audited]] = {}
+    for entry in entries:
+        by_path.setdefault(entry.path, []).append(entry)
     scans: dict[str, _Scan] = {}
-    earlier: dict[str, int] = {}
-    counts = dict.fromkeys(("unchanged", "unchanged_records", "appended", "appended_records",
-                            "changed", "new"), 0)
-    for source in sources:
-        before = previous.get(source.path)
-        scan = _scan(source, before.size if before is not None else None)
-        if before is None:
-            counts["new"] += 1
-        elif scan.size == before.size and scan.sha256 == before.sha256:
-            counts["unchanged"] += 1
-            counts["unchanged_records"] += before.records
+    covered: dict[str, list[Audited]] = {}
+    moved: set[str] = set()
+    claimed: set[Ref] = set()
+    direct: set[Ref] = set()
+    for source in sources:  # the inputs' own names first: a rotation never takes their ranges
+        own = by_path.get(source.path)
+        if not own:
             continue
-        elif (source.kind == "jsonl" and scan.size > before.size
-              and scan.prefix_sha256 == before.sha256):
-            counts["appended"] += 1
-            counts["appended_records"] += before.records
-            starts[source.path] = (before.resume_offset, before.resume_line)
-            earlier[source.path] = before.records
+        scan = scans[source.path] = _scan(source, {entry.size for entry in own})
+        kept = [entry for entry in own if _continues(entry, source, scan)]
+        if kept:
+            covered[source.path] = _closure(kept, index)
+            claimed.update(entry.ref for entry in covered[source.path])
+            direct.update(entry.ref for entry in kept)
+    for source in sources:
+        if source.path in covered:
+            continue
+        found = _moved(source, [entry for entry in entries if entry.ref not in claimed], scans)
+        if found:
+            covered[source.path] = _best(found, index)
+            moved.add(source.path)
+            claimed.update(entry.ref for entry in covered[source.path])
+    carried = {path: tuple(entry.ref for entry in cover if entry.ref not in direct)
+               for path, cover in covered.items()}
+    plan = _plan(sources, by_path, scans, covered, moved)
+    return replace(plan, carried={path: refs for path, refs in carried.items() if refs},
+                   moved=frozenset(moved))
+
+
+def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], scans: dict[str, _Scan],
+          covered: Mapping[str, list[Audited]], moved: set[str]) -> Incremental:
+    keep: list[Source] = []
+    bare: list[Source] = []
+    spans: dict[str, tuple[Span, ...]] = {}
+    held: list[HeldBack] = []
+    counts = dict.fromkeys(("unchanged", "unchanged_records", "appended", "appended_records",
+                            "changed", "new", "moved", "moved_records"), 0)
+    for source in sources:
+        scan = scans[source.path]
+        cover = covered.get(source.path, [])
+        plain = source.kind == _PLAIN
+        if plain and scan.tail:
+            held.append(HeldBack(source.path, scan.resume_line + 1, scan.resume_offset))
+        parts: tuple[Span, ...]
+        if source.kind == "parquet":
+            parts, records = ((), sum(entry.records for entry in cover)) if cover else ((Span(0, 0),), 0)
         else:
-            counts["changed"] += 1
-        keep.append(source)
-        scans[source.path] = scan
+            parts, records = _gaps(cover, scan.resume_offset if plain else None, scan.resume_line)
+        if not cover:
+            counts["changed" if source.path in by_path else "new"] += 1
+        elif source.path in moved:
+            counts["moved"] += 1
+            counts["moved_records"] += records
+        else:
+            kind = "appended" if parts else "unchanged"
+            counts[kind] += 1
+            counts[f"{kind}_records"] += records
+        if parts:
+            keep.append(source)
+            if source.kind != "parquet":
+                spans[source.path] = parts
+        elif not cover or source.path in moved:
+            bare.append(source)
     skipped = Skipped(
         unchanged_inputs=counts["unchanged"], unchanged_records=counts["unchanged_records"],
         appended_inputs=counts["appended"], appended_records=counts["appended_records"],
         changed_inputs=counts["changed"], new_inputs=counts["new"],
+        moved_inputs=counts["moved"], moved_records=counts["moved_records"], held_back=tuple(held),
     )
-    return Incremental(tuple(keep), starts, skipped, scans, earlier)
+    return Incremental(tuple(keep), spans, skipped, scans, bare=tuple(bare))
 
 
-def earlier_audits(out: str, fingerprint: str) -> dict[str, Audited]:
-    """Path → the latest committed incremental run's entry for it, among runs with `fingerprint`."""
-    latest: dict[str, tuple[Any, Audited]] = {}
-    for row in _runs_rows(out):
-        if row.get("contract_fingerprint") != fingerprint or not row.get("sources"):
+def _continues(entry: Audited, source: Source, scan: _Scan) -> bool:
+    """`source` still starts with the bytes `entry`'s run read (is, for a compressed or Parquet
+    file: those cannot grow)."""
+    if entry.kind != source.kind:
+        return False
+    if source.kind == _PLAIN:
+        return scan.prefixes.get(entry.size) == entry.sha256
+    return entry.size == scan.size and entry.sha256 == scan.sha256
+
+
+def _closure(entries: Iterable[Audited], index: Mapping[Ref, Audited]) -> list[Audited]:
+    """`entries` and the committed entries their `moved_from` name (verified when recorded on
+    these same bytes; one that no longer exists, its run replaced, is not coverage)."""
+    found: dict[Ref, Audited] = {}
+    stack = list(entries)
+    while stack:
+        entry = stack.pop()
+        if entry.ref in found:
             continue
-        for entry in orjson.loads(row["sources"]):
-            audited = Audited(**entry)
-            seen = latest.get(audited.path)
-            if seen is None or row["finished_at"] > seen[0]:
-                latest[audited.path] = (row["finished_at"], audited)
-    return {path: audited for path, (_, audited) in latest.items()}
+        found[entry.ref] = entry
+        stack.extend(index[ref] for ref in entry.moved_from if ref in index)
+    return sorted(found.values(), key=lambda entry: (entry.start_offset, entry.run_id))
 
 
-_COLUMNS = ["contract_fingerprint", "sources", "finished_at"]
+def _moved(source: Source, unclaimed: list[Audited], scans: dict[str, _Scan]) -> list[Audited]:
+    """The unclaimed entries of other names whose bytes `source` starts with (and scans it)."""
+    plain_sizes = {entry.size for entry in unclaimed if entry.kind == _PLAIN and entry.path != source.path}
+    scan = scans.get(source.path)
+    if source.kind == _PLAIN:
+        wanted = {size for size in plain_sizes if size <= source.size}
+        if scan is None or not wanted <= scan.prefixes.keys():
+            scan = scans[source.path] = _scan(source, wanted | set(scan.prefixes if scan else ()))
+    elif scan is None:
+        scan = scans[source.path] = _scan(source, ())
+    others = [entry for entry in unclaimed if entry.path != source.path]
+    found = [entry for entry in others if _continues(entry, source, scan)]
+    if found or source.kind in (_PLAIN, "parquet") or not plain_sizes:
+        return found
+    content = _content_prefixes(source, plain_sizes)  # logrotate's compress: a.jsonl → a.jsonl.1.gz
+    return [entry for entry in others if entry.kind == _PLAIN and content.get(entry.size) == entry.sha256]
 
 
-def _runs_rows(out: str) -> list[dict[str, Any]]:
-    """The committed `runs` rows of `out` (only the columns incremental planning needs)."""
+def _best(found: list[Audited], index: Mapping[Ref, Audited]) -> list[Audited]:
+    """The name whose ranges cover most of the input (a file holding the bytes of two names
+    is counted as one of them: the other name's rows are not this file's)."""
+    groups: dict[str, list[Audited]] = {}
+    for entry in found:
+        groups.setdefault(entry.path, []).append(entry)
+    closures = [_closure(group, index) for _, group in sorted(groups.items())]
+    return max(closures, key=lambda cover: (max(entry.stop for entry in cover),
+                                            sum(entry.records for entry in cover)))
+
+
+def _gaps(cover: list[Audited], end: int | None, end_line: int) -> tuple[tuple[Span, ...], int]:
+    """The parts of the first `end` bytes (None: all of them) no entry of `cover` holds, and the
+    records of the entries that hold the rest."""
+    spans: list[Span] = []
+    at, at_line, records = 0, 0, 0
+    for entry in sorted(cover, key=lambda entry: (entry.start_offset, -entry.stop)):
+        if entry.stop <= max(at, entry.start_offset):
+            continue  # empty, or inside what is covered already
+        if entry.start_offset > at:
+            spans.append(Span(at, at_line, entry.start_offset, entry.start_line))
+        records += entry.records
+        if entry.resume_offset is None:
+            return tuple(spans), records
+        at, at_line = entry.resume_offset, entry.resume_line or 0
+    if end is None:
+        spans.append(Span(at, at_line))
+    elif at < end:
+        spans.append(Span(at, at_line, end, end_line))
+    return tuple(spans), records
+
+
+# --- reading what other runs audited --------------------------------------------------------------
+
+def earlier_audits(out: str, fingerprint: str, run_id: str | None = None) -> list[Audited]:
+    """The entries of every committed run with `fingerprint` but `run_id`, by run id."""
+    entries: list[Audited] = []
+    for owner, where, rows in _runs_rows(out):
+        if owner == run_id:
+            continue
+        for row in rows:
+            if row.get("contract_fingerprint") == fingerprint:
+                entries.extend(_entries(row.get("sources"), owner, where))
+    return entries
+
+
+_COLUMNS = ["contract_fingerprint", "sources"]
+
+
+def _runs_rows(out: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(run id, file, its rows) of each committed `runs` file of `out` (the columns planning
+    needs). A file that cannot be read, or is not a regular file, is a damaged dataset."""
     found = store.output_location(out)
-    rows: list[dict[str, Any]] = []
+    read: list[tuple[str, str, list[dict[str, Any]]]] = []
     if not isinstance(found, str):
         for run_id in store.committed_runs(found):
             path = found / store.RUNS_FOLDER / store.runs_name(run_id)
             try:
-                rows.extend(_read(store.read_parquet(path)))
+                with _open_regular(path, run_id) as handle:
+                    read.append((run_id, str(path), _read(store.read_handle(handle))))
             except FileNotFoundError:
-                continue
-        return rows
+                continue  # replaced by a concurrent commit between listing and reading
+            except (OSError, pa.ArrowException) as exc:
+                raise _damaged_file(str(path), run_id, exc) from None
+        return read
     fs, root = location.filesystem(found)
     fs.invalidate_cache()
     for path in sorted(fs.glob(f"{root}/{store.RUNS_FOLDER}/part-*.parquet")):
+        run_id = path.rsplit("/", 1)[-1][len("part-") : -len(".parquet")]
         try:
             with fs.open(path, "rb") as handle:
-                rows.extend(_read(store.read_handle(handle)))
+                read.append((run_id, path, _read(store.read_handle(handle))))
         except FileNotFoundError:
             continue
-    return rows
+        except (OSError, pa.ArrowException) as exc:
+            raise _damaged_file(path, run_id, exc) from None
+    return read
+
+
+def _open_regular(path: Path, run_id: str) -> IO[bytes]:
+    """`path` opened for reading, refused when it is not a regular file (a FIFO would block)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): not a regular file")
+    return os.fdopen(descriptor, "rb")
+
+
+def _damaged_file(path: str, run_id: str, exc: BaseException) -> store.StoreError:
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): {reason}")
 
 
 def _read(table: Any) -> list[dict[str, Any]]:
@@ -177,32 +425,136 @@ def _read(table: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def _scan(source: Source, prefix: int | None) -> _Scan:
-    """Size, content hash, hash of the first `prefix` bytes, and the resume point (the end of
-    the last complete line), reading the file once up to its size at expansion."""
+def _entries(value: Any, run_id: str, where: str) -> list[Audited]:
+    """A `runs.sources` value as entries; anything else is a damaged dataset naming `where`."""
+    def damaged(what: str) -> store.StoreError:
+        return store.StoreError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
+
+    if value is None:
+        return []
+    if not isinstance(value, str):
+        raise damaged(f"its sources are not JSON text (a {type(value).__name__})")
+    try:
+        items = orjson.loads(value)
+    except orjson.JSONDecodeError as exc:
+        raise damaged(f"its sources are not JSON: {exc}") from None
+    if not isinstance(items, list):
+        raise damaged("its sources are not a list of entries")
+    entries = []
+    for number, item in enumerate(items, start=1):
+        entry = _entry(item, run_id)
+        if isinstance(entry, str):
+            raise damaged(f"sources entry {number} is not an entry: {entry}")
+        entries.append(entry)
+    return entries
+
+
+def _entry(item: Any, run_id: str) -> Audited | str:
+    """One entry, or what is wrong with it. Entries written before `start_offset` existed each
+    covered their file from its start (and a compressed or Parquet file whole)."""
+    if not isinstance(item, dict):
+        return f"a {type(item).__name__}, not an object"
+    problem = _wrong(item, {"path": str, "size": int, "sha256": str, "records": int},
+                     {"resume_offset": int, "resume_line": int, "start_offset": int, "start_line": int})
+    if problem:
+        return problem
+    refs = item.get("moved_from", [])
+    if not isinstance(refs, list):
+        return "moved_from must be a list"
+    moved: list[Ref] = []
+    for ref in refs:
+        if not isinstance(ref, dict):
+            return "a moved_from item is not an object"
+        problem = _wrong(ref, _REF_KEYS, {})
+        if problem:
+            return f"moved_from: {problem}"
+        moved.append(Ref(ref["run_id"], ref["path"], ref["size"], ref["sha256"], ref["start_offset"]))
+    legacy = "start_offset" not in item
+    whole = legacy and (kind_of(item["path"]) or _PLAIN) != _PLAIN
+    return Audited(run_id, item["path"], item["size"], item["sha256"], item.get("start_offset", 0),
+                   item.get("start_line", 0), None if whole else item.get("resume_offset"),
+                   None if whole else item.get("resume_line"), item["records"], tuple(moved))
+
+
+_REF_KEYS = {"run_id": str, "path": str, "size": int, "sha256": str, "start_offset": int}
+
+
+def _wrong(item: dict[str, Any], required: dict[str, type], optional: dict[str, type]) -> str | None:
+    for key, kind in (*required.items(), *optional.items()):
+        if key not in item:
+            if key in required:
+                return f"it has no {key!r}"
+            continue
+        value = item[key]
+        if value is None and key in optional:
+            continue
+        if type(value) is not kind or (isinstance(value, int) and value < 0):
+            wanted = "a string" if kind is str else "an integer >= 0"
+            return f"{key!r} must be {wanted}, not {orjson.dumps(value).decode()[:40]}"
+    return None
+
+
+# --- reading the inputs ----------------------------------------------------------------------------
+
+def _take(digest: Any, chunk: bytes, offset: int, wanted: list[int], prefixes: dict[int, str]) -> None:
+    """Feed `chunk` (at `offset`) to `digest`, noting the hash at every wanted length in it."""
+    view, fed = memoryview(chunk), 0
+    while wanted and wanted[0] <= offset + len(chunk):
+        cut = wanted.pop(0) - offset
+        digest.update(view[fed:cut])
+        fed = cut
+        prefixes[offset + cut] = digest.hexdigest()
+    digest.update(view[fed:])
+
+
+def _scan(source: Source, prefixes: Iterable[int]) -> _Scan:
+    """Size, content hash, the hash of the first N bytes for each wanted N, the end of the last
+    complete line and whether a line is being written after it, reading the file once up to
+    its size at expansion."""
     digest = hashlib.sha256()
-    prefix_sha = None
+    wanted = sorted(size for size in set(prefixes) if size <= source.size)
+    found: dict[int, str] = {}
     offset = newlines = resume = 0
+    tail = False
     try:
         with open_source(source) as handle:
             while offset < source.size:
                 chunk = handle.read(min(_CHUNK, source.size - offset))
                 if not chunk:
                     break
-                if prefix is not None and offset < prefix <= offset + len(chunk):
-                    digest.update(chunk[: prefix - offset])
-                    prefix_sha = digest.hexdigest()
-                    digest.update(chunk[prefix - offset :])
-                else:
-                    digest.update(chunk)
+                _take(digest, chunk, offset, wanted, found)
                 last = chunk.rfind(b"\n")
                 if last >= 0:
                     resume = offset + last + 1
                     newlines += count_newlines(chunk)
+                    tail = bool(chunk[last + 1 :].strip(_BLANK))
+                elif chunk.strip(_BLANK):
+                    tail = True
                 offset += len(chunk)
     except OSError as exc:
         raise SourceError(f"cannot read input '{source.path}': {exc}") from None
-    if prefix == 0:
-        prefix_sha = hashlib.sha256(b"").hexdigest()
-    return _Scan(offset, digest.hexdigest(), prefix_sha if prefix != offset else None, resume, newlines)
+    if wanted and wanted[0] == 0:
+        found[0] = _EMPTY_SHA
+    return _Scan(offset, digest.hexdigest(), resume, newlines, found, tail and source.kind == _PLAIN)
 
+
+def _content_prefixes(source: Source, prefixes: Iterable[int]) -> dict[int, str]:
+    """The hash of the first N decompressed bytes of a compressed input, for each wanted N (as
+    far as the stream can be read: a damaged one is the reader's to report)."""
+    digest = hashlib.sha256()
+    wanted = sorted(set(prefixes))
+    found: dict[int, str] = {}
+    offset = 0
+    try:
+        with open_source(source) as raw, decompressed(source.kind, raw) as stream:
+            while wanted:
+                chunk = stream.read(_CHUNK)
+                if not chunk:
+                    break
+                _take(digest, chunk, offset, wanted, found)
+                offset += len(chunk)
+    except DECOMPRESS_ERRORS:
+        pass
+    if 0 in wanted:
+        found[0] = _EMPTY_SHA
+    return found

@@ -139,9 +139,9 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
         executor.start()  # loky workers start (and import the engine) while the parent plans
         incremental: Incremental | None = None
         if config.incremental:
-            incremental = plan_incremental(sources, config.out, contract.fingerprint)
+            incremental = plan_incremental(sources, config.out, contract.fingerprint, run_id)
             sources = incremental.sources
-        shards = plan(sources, config.shard_bytes, incremental.starts if incremental else None)
+        shards = plan(sources, config.shard_bytes, incremental.spans if incremental else None)
         executor.n_jobs = _jobs(config, shards)
         stage = open_stage(config.out, run_id)
         try:
@@ -168,7 +168,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
                                         notes=tuple(notes), incremental=incremental)
             audited = None
             if incremental is not None:
-                audited = incremental.audited(collector.by_source, collector.not_audited_sources())
+                audited = incremental.audited(shards, collector.pairs, set(collector.not_audited))
             row = runs_row(config, summary, contract, started, finished, executor.jobs, stage.staged,
                            audited)
             stage.commit(row, file_metadata("runs", run_id, contract.sha256))
@@ -287,7 +287,8 @@ class _Collector:
         self.finished: set[int] = set()
         self.not_audited: dict[int, NotAudited] = {}
         self.weight_done = 0
-        self.by_source: dict[str, int] = {}
+        self.pairs: dict[int, int] = {}
+        """Shard ordinal → pairs it audited."""
         self.weight_total = sum(shard.weight for shard in shards)
 
     def meta(self, table: str) -> dict[str, str]:
@@ -305,8 +306,7 @@ class _Collector:
             return
         self.stage.accept(result.files)
         self.tally.add(result.tally)
-        path = shard.source.path
-        self.by_source[path] = self.by_source.get(path, 0) + result.tally.pairs
+        self.pairs[result.ordinal] = result.tally.pairs
         self.samples[result.ordinal] = result.tally.samples
         self.engine_samples[result.ordinal] = result.tally.engine_samples
         self._finish(shard)
@@ -349,10 +349,6 @@ class _Collector:
             notes=notes,
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
-
-    def not_audited_sources(self) -> set[str]:
-        """Paths of inputs with a shard that could not be audited (never "already audited")."""
-        return {self.shards[ordinal].source.path for ordinal in self.not_audited}
 
 
 def _first(samples: dict[int, list[str]]) -> list[str]:

@@ -59,32 +59,55 @@ def read_shard(
     return _jsonl_lines(shard, limit)
 
 
-def _open(shard: Shard, raw: IO[bytes]) -> io.BufferedIOBase:
-    """The shard's byte stream over `raw` (closed by the caller): decompressed, or positioned."""
-    kind = shard.source.kind
+def decompressed(kind: str, raw: IO[bytes]) -> io.BufferedIOBase:
+    """The decompressed stream of a compressed input of `kind` over `raw` (closed by the caller)."""
     if kind == "jsonl.gz":
         return gzip.GzipFile(fileobj=raw, mode="rb")
-    if kind == "jsonl.zst":
-        stream = pa.CompressedInputStream(raw, "zstd")
-        return io.BufferedReader(stream, buffer_size=_BUFFER)
+    stream = pa.CompressedInputStream(raw, "zstd")
+    return io.BufferedReader(stream, buffer_size=_BUFFER)
+
+
+def _open(shard: Shard, raw: IO[bytes]) -> io.BufferedIOBase:
+    """The shard's byte stream over `raw` (closed by the caller): decompressed, or positioned."""
+    if shard.source.kind != "jsonl":
+        return decompressed(shard.source.kind, raw)
     handle = io.BufferedReader(raw, buffer_size=_BUFFER)  # type: ignore[type-var]
     handle.seek(shard.start)
     return handle
 
 
-_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
+DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, pa.ArrowException)
+
+
+def _skip(handle: io.BufferedIOBase, count: int) -> None:
+    """Read and drop the first `count` bytes of a decompressed stream (part of a compressed
+    input: the lines before it were audited by another run)."""
+    while count > 0:
+        chunk = handle.read(min(count, _BUFFER))
+        if not chunk:
+            return
+        count -= len(chunk)
 
 
 def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
     """Non-blank lines of the shard's byte range (or the whole compressed stream)."""
     line_no = shard.first_row - 1
-    remaining = shard.stop - shard.start if shard.source.kind == "jsonl" else -1
+    if shard.source.kind == "jsonl":
+        remaining = shard.stop - shard.start
+    else:
+        remaining = -1 if shard.stream_stop is None else shard.stream_stop - shard.start
     opened = open_source(shard.source) if shard.source.remote else io.FileIO(shard.source.local, "rb")
     with opened as raw, _open(shard, raw) as handle:
+        if shard.source.kind != "jsonl" and shard.start:
+            try:
+                _skip(handle, shard.start)
+            except DECOMPRESS_ERRORS as exc:
+                yield Raw(line_no + 1, None, 0, _EMPTY_SHA, f"cannot read the stream: {exc}")
+                return
         while remaining != 0:
             try:
                 line = handle.readline(limit + 2)
-            except _DECOMPRESS_ERRORS as exc:
+            except DECOMPRESS_ERRORS as exc:
                 yield Raw(line_no + 1, None, 0, _EMPTY_SHA, f"cannot read the stream: {exc}")
                 return
             if not line:
@@ -102,7 +125,7 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
                             break
                         line = handle.readline(_BUFFER)
                         remaining -= len(line)
-                except _DECOMPRESS_ERRORS as exc:
+                except DECOMPRESS_ERRORS as exc:
                     problem = f"cannot read the stream: {exc}"
                     yield Raw(line_no, None, hashed.size, hashed.hexdigest(), problem)
                     return

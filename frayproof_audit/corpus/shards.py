@@ -4,9 +4,10 @@ A plain JSONL file is cut into byte ranges that start at line starts, so one big
 spreads over every worker. The planner reads each plain file once, at memory speed
 (`newlines.count_newlines`: memchr over long records), to count newlines: that is what lets
 every worker name exact line numbers in its reasons without reading anything before its range.
-Compressed files cannot be entered in the middle, so each is one shard. Parquet shards are runs
-of whole row groups. The plan depends only on the inputs and `shard_bytes`, never on the number
-of workers, so any `--jobs` gives the same part files.
+Compressed files cannot be entered in the middle, so each is one shard (an incremental run may
+ask for part of one: it is then decompressed from the start, and the bytes before the part are
+skipped). Parquet shards are runs of whole row groups. The plan depends only on the inputs and
+`shard_bytes`, never on the number of workers, so any `--jobs` gives the same part files.
 """
 
 from __future__ import annotations
@@ -44,6 +45,19 @@ def open_source(source: Source) -> IO[bytes]:
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """A part of an input to audit (`--incremental`): from byte `start`, a line start `line`
+    lines into the file, to byte `stop` (None: to the end). For a compressed input the bytes
+    are those of the decompressed stream."""
+
+    start: int
+    line: int
+    stop: int | None = None
+    stop_line: int | None = None
+    """Lines before `stop`, when it is known."""
+
+
+@dataclass(frozen=True, slots=True)
 class Shard:
     """One unit of work. `start`/`stop` are bytes (JSONL) or row-group numbers (Parquet).
 
@@ -59,6 +73,9 @@ class Shard:
     records: int | None
     size: int = 0
     """Bytes of the input file this shard stands for (drives progress, ETA and `--jobs -1`)."""
+    stream_stop: int | None = None
+    """Compressed input: where in the decompressed stream to stop (None: at its end); `start`
+    is where to begin in it."""
 
     @property
     def name(self) -> str:
@@ -71,7 +88,10 @@ class Shard:
             rows = f", rows {self.first_row}-{self.first_row + (self.records or 1) - 1}"
             return f"{path} [{groups}{rows}]"
         if self.source.kind != "jsonl":
-            return f"{path} [whole file]"
+            if self.start == 0 and self.stream_stop is None:
+                return f"{path} [whole file]"
+            stop = "the end" if self.stream_stop is None else f"{self.stream_stop - 1}"
+            return f"{path} [decompressed bytes {self.start}-{stop}, from line {self.first_row}]"
         last = self.first_row + (self.records or 1) - 1
         return f"{path} [bytes {self.start}-{self.stop - 1}, lines {self.first_row}-{last}]"
 
@@ -81,18 +101,25 @@ class Shard:
 
 
 def plan(
-    sources: tuple[Source, ...], shard_bytes: int, starts: Mapping[str, tuple[int, int]] | None = None
+    sources: tuple[Source, ...], shard_bytes: int, spans: Mapping[str, tuple[Span, ...]] | None = None
 ) -> tuple[Shard, ...]:
     """All shards of all sources, numbered in source order (the order of the final tables).
 
-    `starts` maps a plain JSONL source's path to (byte offset, lines before it): only the lines
-    from there on are planned (an incremental run over a file that grew)."""
+    `spans` maps a JSONL source's path (plain or compressed) to the parts of it to audit (an
+    incremental run): only those are planned. Other sources are planned whole."""
     shards: list[Shard] = []
     for source in sources:
+        parts = (spans or {}).get(source.path)
+        if source.kind != "parquet" and source.kind != "jsonl" and parts is not None:
+            for span in parts:  # part of a compressed file: one shard each
+                shards.append(Shard(len(shards), source, span.start, source.size, span.line + 1, None,
+                                    source.size, span.stop))
+            continue
         pieces: list[tuple[int, int, int, int | None]]
         if source.kind == "jsonl":
-            begin, lines_skipped = (starts or {}).get(source.path, (0, 0))
-            pieces = list(_jsonl_ranges(source, shard_bytes, begin, lines_skipped))
+            wanted = parts if parts is not None else (Span(0, 0),)
+            pieces = [piece for span in wanted for piece in _jsonl_ranges(
+                source, shard_bytes, span.start, span.line, source.size if span.stop is None else span.stop)]
         elif source.kind == "parquet":
             pieces = list(_parquet_groups(source, shard_bytes))
         else:
@@ -110,35 +137,37 @@ def plan(
 
 
 def _jsonl_ranges(
-    source: Source, shard_bytes: int, begin: int = 0, lines_skipped: int = 0
+    source: Source, shard_bytes: int, begin: int = 0, lines_skipped: int = 0, end: int | None = None
 ) -> Iterator[tuple[int, int, int, int]]:
     """(start, stop, first line, lines) ranges from byte `begin` (a line start, `lines_skipped`
-    lines into the file) on; every stop is just after a newline or at EOF."""
+    lines into the file) to byte `end` (a line start or the size at expansion); every stop is
+    just after a newline or at `end`."""
+    limit = source.size if end is None else end
     start, first_line, lines_before = begin, lines_skipped + 1, lines_skipped
     target = begin + shard_bytes
     offset = begin
     try:
         with open_source(source) as handle:
             handle.seek(begin)
-            while offset < source.size:  # bytes appended after expansion belong to the next run
-                chunk = handle.read(min(_SCAN_CHUNK, source.size - offset))
+            while offset < limit:  # bytes appended after expansion belong to the next run
+                chunk = handle.read(min(_SCAN_CHUNK, limit - offset))
                 if not chunk:
                     break
-                end = offset + len(chunk)
+                chunk_end = offset + len(chunk)
                 counted = 0  # newlines in chunk[:counted] are already in lines_before
-                while target <= end:
+                while target <= chunk_end:
                     newline = chunk.find(b"\n", max(target - 1 - offset, counted))
                     if newline < 0:
                         break
                     lines_before += count_newlines(chunk, counted, newline + 1)
                     counted = newline + 1
                     stop = offset + counted
-                    if stop < source.size:
+                    if stop < limit:
                         yield start, stop, first_line, lines_before - first_line + 1
                         start, first_line = stop, lines_before + 1
                     target = stop + shard_bytes
                 lines_before += count_newlines(chunk, counted)
-                offset = end
+                offset = chunk_end
     except OSError as exc:
         raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
     if start < offset:

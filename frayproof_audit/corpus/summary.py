@@ -36,28 +36,52 @@ TOP = 5
 
 
 @dataclass(frozen=True, slots=True)
+class HeldBack:
+    """The last line of a plain JSONL input that had no newline yet (`--incremental`): not yet
+    a record, so not audited; the next incremental run starts at it."""
+
+    path: str
+    line: int
+    offset: int
+    """Byte offset where the line starts."""
+
+    def to_dict(self) -> dict[str, str | int]:
+        return {"path": self.path, "line": self.line, "offset": self.offset}
+
+
+_HELD_BACK_SHOWN = 5
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
-    """What `--incremental` left out, because a committed run with the same contract fingerprint
-    already audited it, and what it audited anyway."""
+    """What `--incremental` left out, because another committed run with the same contract
+    fingerprint already audited it, and what it audited anyway."""
 
     unchanged_inputs: int = 0
-    """Inputs skipped whole: same path, size and content hash as when they were audited."""
+    """Inputs skipped whole: nothing in them that another run did not audit."""
     unchanged_records: int = 0
-    """Their records (lines or rows), as the run that audited them counted them."""
+    """Their records (lines or rows), as the runs that audited them counted them."""
     appended_inputs: int = 0
-    """JSONL files that only grew: their old lines were skipped, the new ones audited."""
+    """Inputs audited in part: only what no other run audited (lines appended since)."""
     appended_records: int = 0
-    """Lines of appended files skipped because they were audited before."""
+    """Lines of those inputs skipped because another run audited them."""
     changed_inputs: int = 0
     """Inputs audited before whose content changed (rewritten, truncated): audited in full."""
     new_inputs: int = 0
     """Inputs no run with this contract fingerprint audited before."""
+    moved_inputs: int = 0
+    """Inputs under a new name (rotated: renamed, or compressed) whose bytes start with what
+    another run audited under the old name: only the rest is audited."""
+    moved_records: int = 0
+    """Records of moved inputs skipped because they were audited under the old name."""
+    held_back: tuple[HeldBack, ...] = ()
+    """Last lines without their newline yet: audited by a later run, once complete."""
 
     @property
     def records(self) -> int:
-        return self.unchanged_records + self.appended_records
+        return self.unchanged_records + self.appended_records + self.moved_records
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "skipped_records": self.records,
             "unchanged_inputs": self.unchanged_inputs,
@@ -66,14 +90,28 @@ class Skipped:
             "appended_records_skipped": self.appended_records,
             "changed_inputs": self.changed_inputs,
             "new_inputs": self.new_inputs,
+            "moved_inputs": self.moved_inputs,
+            "moved_records_skipped": self.moved_records,
+            "held_back_lines": len(self.held_back),
+            "held_back": [held.to_dict() for held in self.held_back],
         }
 
     def to_text(self) -> str:
-        return (f"incremental: skipped {self.records:,} already audited record(s): "
+        text = (f"incremental: skipped {self.records:,} already audited record(s): "
                 f"{self.unchanged_inputs:,} unchanged input(s) ({self.unchanged_records:,}),"
                 f" the old lines of {self.appended_inputs:,} appended input(s)"
-                f" ({self.appended_records:,}); audited {self.new_inputs:,} new and"
-                f" {self.changed_inputs:,} changed input(s) in full")
+                f" ({self.appended_records:,})")
+        if self.moved_inputs:
+            text += (f", the audited lines of {self.moved_inputs:,} moved (rotated) input(s)"
+                     f" ({self.moved_records:,})")
+        text += (f"; audited {self.new_inputs:,} new and {self.changed_inputs:,} changed input(s)"
+                 " in full")
+        if self.held_back:
+            shown = ", ".join(f"{held.path} line {held.line}" for held in self.held_back[:_HELD_BACK_SHOWN])
+            more = len(self.held_back) - _HELD_BACK_SHOWN
+            text += (f"; held back {len(self.held_back):,} incomplete last line(s) (no newline yet):"
+                     f" {shown}{f' and {more:,} more' if more > 0 else ''}")
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +284,11 @@ class RunSummary:
     @property
     def nothing_audited(self) -> bool:
         """No pair could be checked: exit 2 whatever the gates say. An incremental run that found
-        nothing new (no record read, something skipped) audited everything there was."""
+        nothing new (no record read, something skipped or held back) audited everything there was."""
         if self.skipped is not None and self.pairs == 0 and not self.not_audited:
-            return self.skipped.records == 0 and self.skipped.unchanged_inputs == 0
+            skipped = self.skipped
+            return not (skipped.records or skipped.unchanged_inputs or skipped.moved_inputs
+                        or skipped.held_back)
         return self.checked == 0
 
     @property
