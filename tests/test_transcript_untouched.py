@@ -120,3 +120,25 @@ def test_compact_of_split_otel_results_keeps_them_apart() -> None:
     shorter = compact(messages, "otel-genai", max_tokens=150, keep=1)
     assert (shorter.kept_from, shorter.dropped) == (2, 2)
     assert [wire(m) for m in shorter.transcript] == [wire(m) for m in messages[2:]]
+
+
+def test_the_linear_cuts_equal_the_reference_on_long_transcripts_of_every_format() -> None:
+    """The hypothesis sessions are short; these hold every rule at once over 600 messages."""
+    from benchmarks.huge_check import session
+    from frayproof_audit.transcript.compact import compact_transcript, cuts, reference_cuts
+    from frayproof_audit.transcript.loading import read_transcript
+    from tests.transcript_formats import FORMATS, in_format
+
+    chat = session(150)
+    for message in chat:  # compact JSON arguments, as every format can say them
+        for called in message.get("tool_calls") or ():
+            called["function"]["arguments"] = called["function"]["arguments"].replace(": ", ":")
+    for fmt in FORMATS:
+        snapshot = in_format(chat, fmt)
+        assert snapshot is not None, fmt
+        transcript = read_transcript(snapshot, fmt)
+        fast = cuts(transcript)
+        assert fast == reference_cuts(transcript) and sum(fast.safe) > 100
+        for budget in (300, 3000):
+            assert compact_transcript(transcript, max_tokens=budget, keep=1) == compact_transcript(
+                transcript, max_tokens=budget, keep=1, where=reference_cuts)
