@@ -440,6 +440,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--huge", default=None, metavar="N,N,...",
                         help="instead: one huge failing record of N exchanges per size, per "
                         "shape (benchmarks/huge_check.py); prints cost per message, no targets")
+    parser.add_argument("--compact", default=None, metavar="N,N,...",
+                        help="instead: `compact` of one huge valid transcript of about N messages "
+                        "per size, per format (benchmarks/huge_compact.py); prints seconds and "
+                        "cost per message, no targets")
     parser.add_argument("--results", type=Path,
                         help="write the JSON results into this folder (python -m benchmarks: "
                         "benchmarks/results; never with --quick)")
@@ -449,6 +453,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sizes = [int(size) for size in args.huge.split(",") if size.strip()]
         return huge_check.run(sizes, args.repeat or (1 if args.quick else 3))
+    if args.compact is not None:
+        from benchmarks import huge_compact
+
+        sizes = [int(size) for size in args.compact.split(",") if size.strip()]
+        return huge_compact.run(sizes, args.repeat or (1 if args.quick else 3))
     pairs = args.pairs or (QUICK_PAIRS if args.quick else DEFAULT_PAIRS)
     repeat = args.repeat or (1 if args.quick else 3)
     path = args.corpus or corpus_file(args.data_dir, pairs, args.seed)

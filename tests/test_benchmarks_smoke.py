@@ -276,3 +276,14 @@ def test_bench_check_huge_failing_records_run_and_fail_as_built(
         # every exchange is broken, so the findings grow with the record
         assert 0 < findings[(shape, 41)] < findings[(shape, 161)]
     assert out.count("cost per message, largest / smallest") == 4
+
+
+def test_bench_check_compact_of_huge_transcripts_runs_and_compacts(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_check.main(["--compact", "200,800", "--quick"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if "us/message" in line]
+    assert [(row[0], row[1]) for row in rows] == [
+        ("openai", "201"), ("openai", "801"), ("anthropic", "200"), ("anthropic", "800")]
+    assert all(0 < int(row[-1]) < 100 for row in rows)  # kept: a suffix that fits 2000 tokens
+    assert out.count("cost per message, largest / smallest") == 2

@@ -6,11 +6,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
+from frayproof_audit.files import write_through
 from frayproof_audit.report import EXIT_INPUT_ERROR
 
 OUTPUT_FORMATS = ("table", "json", "csv", "parquet")
@@ -38,13 +38,12 @@ def as_day(value: datetime | None) -> date | None:
 
 
 def write_output(output: str, content: str | bytes) -> None:
-    """Write `content` to `output` (text gets a final newline); a failure is exit 2."""
+    """Write `content` to `output` (text gets a final newline) through `write_through`: a file
+    is replaced atomically, a link, FIFO or device written into; a failure is exit 2."""
     try:
-        if isinstance(content, bytes):
-            Path(output).write_bytes(content)
-        else:
-            Path(output).write_text(content if content.endswith("\n") else content + "\n",
-                                    encoding="utf-8")
+        if isinstance(content, str):
+            content = (content if content.endswith("\n") else content + "\n").encode("utf-8")
+        write_through(output, content)
     except OSError as exc:
         cannot_write(output, exc)
 

@@ -16,7 +16,8 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
 @click.command("report")
 @click.argument("out", type=click.Path())
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-              help="The HTML file to write (replaced atomically).")
+              help="The HTML file to write (a file is replaced atomically; a link, FIFO or "
+                   "device is written through, never replaced).")
 @selection_options
 @click.option("--worst", type=count(0), default=DEFAULT_WORST, show_default=True,
               help="How many failing pairs, and how many passing pairs with surviving mutants, "

@@ -14,11 +14,12 @@ from typing import Any
 import click
 
 from frayproof_audit.cli.option_types import count
+from frayproof_audit.files import write_through
 from frayproof_audit.formats import FORMAT_NAMES
 from frayproof_audit.providers import PROFILE_NAMES
 from frayproof_audit.report import EXIT_INPUT_ERROR
 from frayproof_audit.transcript.batch import EditRun, compact_paths, inspect_paths, repair_paths
-from frayproof_audit.transcript.sources import write_atomic
+from frayproof_audit.transcript.sources import shown_path
 from frayproof_audit.transcript.tokens import (
     TokenCounter,
     TokenizerUnavailable,
@@ -57,8 +58,9 @@ def _output_format(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _output(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-                        help="Write the new transcript (or the JSONL) here, atomically, instead "
-                             "of to stdout.")(function)
+                        help="Write the new transcript (or the JSONL) here instead of to stdout: "
+                             "a file is replaced atomically; a link, FIFO or device is written "
+                             "through, never replaced.")(function)
 
 
 @click.command("inspect")
@@ -93,9 +95,10 @@ def _finish(run: EditRun, output: str | None, output_format: str) -> None:
     account = run.to_json() if output_format == "json" else run.to_text()
     if payload is not None and output is not None:
         try:
-            write_atomic(output, payload)
+            write_through(output, payload.encode("utf-8"))
         except OSError as exc:
-            click.echo(f"OUTPUT ERROR: cannot write '{output}': {exc.strerror or exc}", err=True)
+            click.echo(f"OUTPUT ERROR: cannot write '{shown_path(output)}': {exc.strerror or exc}",
+                       err=True)
             sys.exit(EXIT_INPUT_ERROR)
         if account:
             click.echo(account)

@@ -25,7 +25,7 @@ from frayproof_audit.transcript.compact import (
 from frayproof_audit.transcript.inspection import Inspection, inspect
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT
 from frayproof_audit.transcript.repair import INTERRUPTED, IrreparableError, RepairResult, repair
-from frayproof_audit.transcript.sources import Entry, one_file, read_entries
+from frayproof_audit.transcript.sources import Entry, one_file, read_entries, shown_path
 from frayproof_audit.transcript.tokens import TokenCounter, approximate_tokens
 
 Paths = tuple[str, ...] | list[str]
@@ -139,10 +139,11 @@ class Edited:
         return REFUSED if self.refused is not None else SKIPPED
 
     def to_line(self) -> dict[str, Any]:
-        """Its JSONL output line: where it came from, and the new transcript (`after`, as in a
-        corpus record, so the line reads back as one) or the reason there is none."""
+        """Its JSONL output line: where it came from (`source`, as `shown_path` spells it), and
+        the new transcript (`after`, as in a corpus record, so the line reads back as one) or
+        the reason there is none."""
         result = self.result
-        return {"source": self.entry.path, "line": self.entry.line,
+        return {"source": shown_path(self.entry.path), "line": self.entry.line,
                 "pair_id": self.entry.pair_id, "status": self.status,
                 "format": None if result is None else _result_format(result),
                 "after": None if result is None else result.transcript,

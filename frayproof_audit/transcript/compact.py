@@ -1,7 +1,8 @@
 """`compact` and `find_safe_boundary`: shrink a transcript to a token budget by dropping its
 oldest turns, never producing something a provider would reject.
 
-A cut keeps the pinned leading instructions and a suffix of the conversation. It is *safe*
+A cut keeps the pinned leading instructions and an exact suffix of the conversation: the very
+wire messages from the cut on, none rewritten, merged or reordered. It is *safe*
 when it splits no wire message (so a reasoning or thinking block stays with the item it
 belongs to, and an Anthropic results message stays whole), separates no call from its
 result, and the suffix starts with a user turn (so it reads, and is accepted, as a
@@ -13,10 +14,13 @@ already invalid is refused too: repair it first.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.formats import Format
+from frayproof_audit.formats.responses import Run
+from frayproof_audit.loaded import MessageView, Origin
 from frayproof_audit.model import INSTRUCTION_ROLES
 from frayproof_audit.transcript.defects import pair
 from frayproof_audit.transcript.inspection import inspect, inspect_transcript, wire_length
@@ -71,38 +75,129 @@ class CompactionResult:
         return f"{self.reason} ({self.tokens_before} → {self.tokens_after} tokens)"
 
 
-class _Cuts:
-    """Where a transcript can be cut: neutral index c keeps neutral messages [c, n)."""
+@dataclass(frozen=True, slots=True)
+class Cuts:
+    """Where a transcript can be cut: neutral index c keeps neutral messages [c, n) after the
+    pinned leading instructions [0, prefix)."""
 
-    def __init__(self, transcript: Transcript) -> None:
-        loaded = transcript.loaded
-        self.loaded = loaded
-        views = loaded.views
-        self.n = len(views)
-        self.prefix = 0
-        while self.prefix < self.n and views[self.prefix].role in INSTRUCTION_ROLES:
-            self.prefix += 1
-        self.wire: list[int | None] = [loaded.wire_index(i) for i in range(self.n)]
-        pairing = pair(views, range(self.n))
-        self.spans = [(pairing.calls[call_id][0], result)
-                      for call_id, result in pairing.keepers.items()]
+    n: int
+    prefix: int
+    """The leading instruction messages (system, developer), always kept."""
+    wire: tuple[int | None, ...]
+    """Each neutral message's wire index (None: read from outside the message list)."""
+    safe: tuple[bool, ...]
+    """safe[c] for c in [0, n]: the cut splits no wire message, separates no call from its
+    result, and keeps a suffix that starts with a user turn (or nothing)."""
+    kept: tuple[int, ...]
+    """kept[c] for c in [0, n]: the wire messages the neutral messages [c, n) are read from."""
 
-    def wire_start(self, cut: int) -> int | None:
-        return self.wire[cut] if cut < self.n else None
 
-    def safe(self, cut: int) -> bool:
-        if cut == self.n:
+def _prefix(views: Sequence[MessageView]) -> int:
+    prefix = 0
+    while prefix < len(views) and views[prefix].role in INSTRUCTION_ROLES:
+        prefix += 1
+    return prefix
+
+
+def _spans(views: Sequence[MessageView]) -> list[tuple[int, int]]:
+    """(call message, result message) of every answered call."""
+    pairing = pair(views, range(len(views)))
+    return [(pairing.calls[call_id][0], result) for call_id, result in pairing.keepers.items()]
+
+
+def reference_cuts(transcript: Transcript) -> Cuts:
+    """`Cuts` by the plain reading of each rule, cut by cut (quadratic: every call span and
+    every kept message looked at again for every cut). `cuts` must equal it; the tests hold
+    them together."""
+    loaded = transcript.loaded
+    views = loaded.views
+    n = len(views)
+    wire = tuple(loaded.wire_index(i) for i in range(n))
+    spans = _spans(views)
+
+    def safe(cut: int) -> bool:
+        if cut == n:
             return True
-        view = self.loaded.views[cut]
-        previous = self.wire[cut - 1] if cut else None
-        if cut and (self.wire[cut] is None or self.wire[cut] == previous):
+        previous = wire[cut - 1] if cut else None
+        if cut and (wire[cut] is None or wire[cut] == previous):
             return False  # inside a wire message (or the request's own instructions)
-        if any(call < cut <= result for call, result in self.spans):
+        if any(call < cut <= result for call, result in spans):
             return False
-        return view.role == "user"
+        return views[cut].role == "user"
 
-    def kept_messages(self, cut: int) -> int:
-        return len({w for w in self.wire[cut:] if w is not None})
+    return Cuts(n, _prefix(views), wire, tuple(safe(c) for c in range(n + 1)),
+                tuple(len({w for w in wire[c:] if w is not None}) for c in range(n + 1)))
+
+
+def cuts(transcript: Transcript) -> Cuts:
+    """`reference_cuts` in time linear in the transcript: one pass marks the cuts inside a
+    call's span (a difference array over the spans), one pass from the end counts the wire
+    messages of each suffix."""
+    loaded = transcript.loaded
+    views = loaded.views
+    n = len(views)
+    wire = tuple(loaded.wire_index(i) for i in range(n))
+    inside = [0] * (n + 2)
+    for call, result in _spans(views):
+        if call < result:  # the cuts call < cut <= result
+            inside[call + 1] += 1
+            inside[result + 1] -= 1
+    safe = [True] * (n + 1)
+    depth = 0
+    for cut in range(n):
+        depth += inside[cut]
+        if cut and (wire[cut] is None or wire[cut] == wire[cut - 1]):
+            safe[cut] = False
+        else:
+            safe[cut] = depth == 0 and views[cut].role == "user"
+    kept = [0] * (n + 1)
+    seen: set[int] = set()
+    for index in range(n - 1, -1, -1):
+        number = wire[index]
+        if number is not None and number not in seen:
+            seen.add(number)
+        kept[index] = len(seen)
+    return Cuts(n, _prefix(views), wire, tuple(safe), tuple(kept))
+
+
+class _Suffix:
+    """The compacted wire value of a cut: the frame (request keys, top-level instructions),
+    the wire messages of the leading instructions, and the exact wire suffix from the cut on,
+    every message the very object it was (never reassembled, so never merged or reordered)."""
+
+    def __init__(self, transcript: Transcript, table: Cuts) -> None:
+        self.transcript = transcript
+        self.table = table
+        wire = transcript.wire
+        self.key = "input" if transcript.format.name == "openai-responses" else "messages"
+        found = wire.get(self.key) if isinstance(wire, dict) else wire
+        self.messages: list[Any] = found if isinstance(found, list) else []
+        loaded = transcript.loaded
+        ends = [_span(loaded.origin(i))[1] for i in range(table.prefix)
+                if loaded.origin(i).field is None]
+        self.pinned = max(ends, default=0)
+        """Wire messages [0, pinned) hold the leading instructions."""
+
+    def start(self, cut: int) -> int:
+        """The wire index the kept suffix starts at (the message count: nothing kept)."""
+        if cut == self.table.n:
+            return len(self.messages)
+        return _span(self.transcript.loaded.origin(cut))[0]
+
+    def output(self, cut: int) -> Any:
+        kept = self.messages[:self.pinned] + self.messages[self.start(cut):]
+        wire = self.transcript.wire
+        if isinstance(wire, dict):
+            return {**wire, self.key: kept} if isinstance(wire.get(self.key), list) else dict(wire)
+        return kept
+
+
+def _span(origin: Origin) -> tuple[int, int]:
+    """The wire messages [start, stop) a neutral message is read from (a Responses run of
+    items, else its one message)."""
+    if isinstance(origin, Run):
+        return origin.start, origin.stop
+    return origin.message, origin.message + 1
 
 
 def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tokens: int,
@@ -111,8 +206,16 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
     """The longest safe suffix of `snapshot`, after its leading instructions, whose whole
     transcript counts at most `max_tokens`, keeping at least `keep` wire messages of the
     conversation. Raises `CompactionRefused` when there is none."""
-    transcript = read_transcript(snapshot, fmt)
-    writer = writer_for(transcript)
+    return compact_transcript(read_transcript(snapshot, fmt), max_tokens=max_tokens, keep=keep,
+                              counter=counter, profile=profile)
+
+
+def compact_transcript(transcript: Transcript, *, max_tokens: int, keep: int = DEFAULT_KEEP,
+                       counter: TokenCounter = approximate_tokens, profile: str | None = None,
+                       where: Callable[[Transcript], Cuts] = cuts) -> CompactionResult:
+    """`compact` of an already read transcript; `where` finds the cuts (the tests pass
+    `reference_cuts` to prove `cuts` gives the same compaction)."""
+    writer_for(transcript)  # a format that cannot be written back is refused before any work
     before = inspect_transcript(transcript, profile)
     if before.fatal:
         names = ", ".join(sorted({d.name for d in before.fatal}))
@@ -121,48 +224,41 @@ def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tok
     if tokens_before <= max_tokens:
         return CompactionResult(transcript.shaped(transcript.wire), 0, 0, tokens_before,
                                 tokens_before, "already within budget", transcript.format.name)
-    cuts = _Cuts(transcript)
-    total = wire_length(transcript.wire, transcript.format.name)
-    floor = min(keep, cuts.kept_messages(cuts.prefix))
-    candidates = [c for c in range(cuts.prefix + 1, cuts.n + 1)
-                  if cuts.safe(c) and cuts.kept_messages(c) >= floor]
+    table = where(transcript)
+    floor = min(keep, table.kept[table.prefix])
+    candidates = [c for c in range(table.prefix + 1, table.n + 1)
+                  if table.safe[c] and table.kept[c] >= floor]
     if not candidates:
         raise CompactionRefused(
             f"no cut keeps {floor} message(s) without splitting a message, a call from its "
             f"result, or starting the kept turns with something other than a user turn; "
             f"{tokens_before} tokens is over the budget of {max_tokens}")
-    pieces = writer.pieces(transcript)
-
-    def output(cut: int) -> Any:
-        kept = [*range(cuts.prefix), *range(cut, cuts.n)]
-        return writer.assemble(transcript, [p for i in kept if (p := pieces[i]) is not None])
-
+    suffix = _Suffix(transcript, table)
     low, high = 0, len(candidates) - 1
-    if counter(output(candidates[high])) > max_tokens:
+    if counter(suffix.output(candidates[high])) > max_tokens:
         last = candidates[high]
-        where = "nothing" if last == cuts.n else transcript.loaded.site("transcript", last)
+        shown = "nothing" if last == table.n else transcript.loaded.site("transcript", last)
         raise CompactionRefused(
-            f"the shortest safe cut (keeping {where} on, {cuts.kept_messages(last)} message(s), "
-            f"after the leading instructions) still counts {counter(output(last))} tokens, over "
-            f"the budget of {max_tokens}")
+            f"the shortest safe cut (keeping {shown} on, {table.kept[last]} message(s), "
+            f"after the leading instructions) still counts {counter(suffix.output(last))} "
+            f"tokens, over the budget of {max_tokens}")
     while low < high:  # the first candidate that fits: fewer kept turns never count more
         middle = (low + high) // 2
-        if counter(output(candidates[middle])) <= max_tokens:
+        if counter(suffix.output(candidates[middle])) <= max_tokens:
             high = middle
         else:
             low = middle + 1
     cut = candidates[low]
-    compacted = output(cut)
+    compacted = suffix.output(cut)
     if inspect(compacted, transcript.format, profile).fatal:  # never hand back an invalid transcript
         raise CompactionRefused("every cut that fits would leave an invalid transcript")
-    kept_from = cuts.wire_start(cut)
-    kept_total = wire_length(compacted, transcript.format.name)
-    start = total if kept_from is None else kept_from
-    return CompactionResult(transcript.shaped(compacted), start, total - kept_total, tokens_before,
+    start = suffix.start(cut)
+    dropped = start - suffix.pinned
+    return CompactionResult(transcript.shaped(compacted), start, dropped, tokens_before,
                             counter(compacted),
-                            f"dropped {total - kept_total} message(s), keeping the leading "
-                            f"instructions and every message from {start} on; no call is split "
-                            "from its result", transcript.format.name)
+                            f"dropped {dropped} message(s), keeping the leading instructions "
+                            f"and every message from {start} on; no call is split from its "
+                            "result", transcript.format.name)
 
 
 def find_safe_boundary(snapshot: Any, desired: int,
@@ -172,16 +268,16 @@ def find_safe_boundary(snapshot: Any, desired: int,
     transcript = read_transcript(snapshot, fmt)
     if inspect_transcript(transcript).fatal:
         raise CompactionRefused("the transcript is already invalid: repair it first")
-    cuts = _Cuts(transcript)
+    table = cuts(transcript)
     total = wire_length(transcript.wire, transcript.format.name)
     desired = max(0, min(desired, total))
     best = 0
-    for cut in range(cuts.n + 1):
-        start = total if cut == cuts.n else cuts.wire[cut]
+    for cut in range(table.n + 1):
+        start = total if cut == table.n else table.wire[cut]
         if start is None:
             continue  # a request's own instructions: not a place in the message list
         if start > desired:
             break
-        if start == 0 or cuts.safe(cut):
+        if start == 0 or table.safe[cut]:
             best = start
     return best

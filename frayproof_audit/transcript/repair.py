@@ -6,6 +6,9 @@
 * An orphaned result is dropped; so is a duplicate result (a second answer to one call).
 * A result before its call, or cut off from it by other turns, is **moved** into the call's
   batch: the real output is kept, never replaced by a placeholder.
+* A new or moved result joins the results message right before it in the call's batch (the
+  change names it, `Change.into`), else it is a message of its own. No other message is
+  touched: two valid results messages are never merged, and a block keeps its place.
 * An empty assistant turn is dropped (and an empty user or instruction turn, unless
   `drop_wasteful=False`).
 * Duplicate or missing call ids, and calls on non-assistant messages, cannot be paired by
@@ -20,7 +23,7 @@ free of FATAL defects, so a second repair changes nothing.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frayproof_audit.errors import InputError
@@ -71,11 +74,14 @@ class Change:
     message_index: int | None
     detail: str
     call_id: str | None = None
+    into: int | None = None
+    """`move`, `synthesize`: the input wire message the result was added to (its blocks
+    otherwise in place), when it joined one; None when it is a message of its own."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action, "defect": self.defect, "site": self.site,
                 "message_index": self.message_index, "call_id": self.call_id,
-                "detail": self.detail}
+                "into": self.into, "detail": self.detail}
 
     def to_text(self) -> str:
         call = f" id={self.call_id}" if self.call_id else ""
@@ -176,21 +182,30 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
         changes.append((index, Change("drop", name, site(index), loaded.wire_index(index),
                                       "dropped", call_id)))
     additions: dict[int, list[Piece]] = {}
+    added: list[tuple[int, Piece, Change]] = []  # each new or moved piece and its change
     for call_id, (made, position) in pairing.calls.items():
         keeper = pairing.keepers.get(call_id)
         if keeper is not None and keeper in pairing.misplaced:
             moved = pieces[keeper]
             assert moved is not None
+            moved = replace(moved, moved=True)
             additions.setdefault(made, []).append(moved)
-            changes.append((keeper, Change(
+            added.append((keeper, moved, Change(
                 "move", pairing.misplaced[keeper], site(keeper), loaded.wire_index(keeper),
                 f"moved into the batch after its call at {site(made, position)}", call_id)))
         elif keeper is None:
-            additions.setdefault(made, []).append(writer.result(call_id, placeholder))
-            changes.append((made, Change(
+            new = writer.result(call_id, placeholder)
+            additions.setdefault(made, []).append(new)
+            added.append((made, new, Change(
                 "synthesize", DANGLING_CALL, site(made, position), loaded.wire_index(made),
                 "answered with a placeholder result (the call did not complete)", call_id)))
-    if not changes:
+    for batch in additions.values():  # moved results keep their order of the input
+        slots = [slot for slot, added_piece in enumerate(batch) if added_piece.moved]
+        ordered = sorted((batch[slot] for slot in slots),
+                         key=lambda moved_piece: (moved_piece.source or 0, moved_piece.positions))
+        for slot, moved_piece in zip(slots, ordered, strict=True):
+            batch[slot] = moved_piece
+    if not changes and not added:
         if before.fatal:  # a provider rule the repair rules have no edit for
             raise IrreparableError(before.fatal)
         return RepairResult(transcript.shaped(transcript.wire), (), before, before)
@@ -210,6 +225,14 @@ def repair_transcript(transcript: Transcript, *, placeholder: str = INTERRUPTED,
         if view.role == "assistant" and view.calls:
             batch_open, pending = True, additions.get(index, [])
     plan.extend(pending)
+    hosts = {id(piece): host for piece, host in zip(plan, writer.hosts(transcript, plan),
+                                                    strict=True)}
+    for index, piece, change in added:
+        host = hosts[id(piece)]
+        if host is not None:
+            change = replace(change, into=host,
+                             detail=f"{change.detail}, added to {SITE_LABEL}[{host}]")
+        changes.append((index, change))
     assembled = writer.assemble(transcript, plan)
     output = (read_transcript(assembled, transcript.format) if detach else
               Transcript(assembled, transcript.format, transcript.format.load(assembled)))

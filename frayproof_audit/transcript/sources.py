@@ -11,7 +11,8 @@ verdict on the others.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,9 @@ class Entry:
 
     @property
     def label(self) -> str:
-        """`path`, or `path:line` for a JSONL line."""
-        return self.path if self.line is None else f"{self.path}:{self.line}"
+        """`path`, or `path:line` for a JSONL line, as valid text (`shown_path`)."""
+        shown = shown_path(self.path)
+        return shown if self.line is None else f"{shown}:{self.line}"
 
     @property
     def pair_id(self) -> Any:
@@ -49,19 +51,51 @@ class Entry:
 
 
 def expand(paths: tuple[str, ...] | list[str]) -> Iterator[str | tuple[str, str]]:
-    """Files to read, in order; a path that is neither a file nor a folder comes back as
-    (path, problem)."""
+    """Files to read, in order; a path that is neither a file nor a folder, and a folder that
+    cannot be listed, comes back as (path, problem)."""
     for path in paths:
         if os.path.isdir(path):
-            found = sorted(str(p) for p in Path(path).rglob("*")
-                           if p.suffix in SUFFIXES and p.is_file())
+            found = _under(Path(path))
             if not found:
                 yield path, "no .json or .jsonl files in this folder"
-            yield from found
+            for _, item in found:
+                yield item
         elif os.path.exists(path):
             yield path
         else:
             yield path, "no such file or folder"
+
+
+def _under(root: Path) -> list[tuple[str, str | tuple[str, str]]]:
+    """Every `.json` and `.jsonl` file under `root` and every folder under it that cannot be
+    listed (as (folder, problem)), in path order. Links to files are followed, links to
+    folders are not (so a loop of links ends)."""
+    found: list[tuple[str, str | tuple[str, str]]] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            name = str(folder)
+            found.append((name, (name, f"cannot list this folder: {exc.strerror or exc}")))
+            continue
+        for entry in entries:
+            path = folder / entry.name
+            if _is(entry.is_dir, follow_symlinks=False):
+                pending.append(path)
+            elif path.suffix in SUFFIXES and _is(entry.is_file):
+                found.append((str(path), str(path)))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def _is(test: Callable[..., bool], **options: bool) -> bool:
+    try:
+        return test(**options)
+    except OSError:
+        return False
 
 
 def one_file(paths: tuple[str, ...] | list[str]) -> bool:
@@ -112,13 +146,31 @@ def _line(path: str, number: int, line: bytes) -> Entry:
     return Entry(path, number, value)
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write `text` to `path` through a temporary file and a rename: never half a file."""
-    temporary = f"{path}.{os.getpid()}.tmp"
+_ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")
+
+
+def shown_path(path: str) -> str:
+    """`path` as valid text that `path_of` turns back into it exactly.
+
+    A name that is UTF-8 (and holds no backslash, `x` and two hex digits) is itself. Any other
+    is spelled with each byte that is not UTF-8, and each backslash, as `\\xNN`: Python holds
+    such bytes as lone surrogates (PEP 383), which no UTF-8 file, JSON line or terminal can
+    hold. (The corpus audit's names spell the bytes the same way.)
+    """
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+        raw = os.fsencode(path)
+    except UnicodeEncodeError:  # a surrogate no file system gave: no path to turn back into
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and not _ESCAPE.search(raw):
+        return text
+    return raw.replace(b"\\", b"\\x5c").decode("utf-8", "backslashreplace")
+
+
+def path_of(shown: str) -> str:
+    """The path `shown_path` spelled as `shown`."""
+    return os.fsdecode(_ESCAPE.sub(lambda match: bytes([int(match[1], 16)]),
+                                   shown.encode("utf-8")))
