@@ -142,7 +142,7 @@ def _is_glob(text: str) -> bool:
     return any(char in text for char in "*?[")
 
 
-def _file_type(mode: int) -> str:
+def file_type(mode: int) -> str:
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -427,7 +427,7 @@ def _source(path: str) -> Source:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             # Checked before opening: opening a FIFO blocks until a writer comes.
-            raise SourceError(f"input '{shown}' is {_file_type(info.st_mode)}, not a regular file")
+            raise SourceError(f"input '{shown}' is {file_type(info.st_mode)}, not a regular file")
         with open(path, "rb"):
             pass
     except OSError as exc:
