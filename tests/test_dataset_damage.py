@@ -2,9 +2,11 @@
 never a hang.
 
 Every damage is applied to a copy of one two-run dataset, and every reader (`stats`, `stats
---format json`, `trend`, `report`) runs on it as a real `python -m frayproof_audit` process
-under a timeout, so a reader that blocks (on a FIFO, say) fails its case instead of the suite.
-The four commands of a damage run side by side; each is judged on its own.
+--format json`, `trend`, `report`) runs on it in a child process under a timeout, so a reader
+that blocks (on a FIFO, say) fails its case instead of the suite.
+The four commands of a damage run in turn in one process, which says which command starts
+before it does, so a hang names its command; two damages also run each command as its own
+`python -m frayproof_audit`.
 """
 
 from __future__ import annotations
@@ -120,16 +122,49 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _run_all(out: Path, tmp: Path) -> dict[str, tuple[int | None, str, str]]:
-    """Every command on `out` at once; (exit code or None when it hung, stdout, stderr)."""
-    running = {
-        name: subprocess.Popen(
-            [sys.executable, "-m", "frayproof_audit",
-             *(arg.format(out=out, tmp=tmp) for arg in args)],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "PYTHONPATH": str(REPO)})
-        for name, args in COMMANDS.items()
-    }
+_CHILD = """
+import json, sys
+from tests.helpers import run_cli
+for name, args in json.loads(sys.argv[1]).items():
+    print(json.dumps({"start": name}), flush=True)
+    done = run_cli(*args, expect=None)
+    print(json.dumps({"name": name, "code": done.exit_code, "stdout": done.stdout,
+                      "stderr": done.stderr}), flush=True)
+"""
+"""Runs the commands in turn in one process (through CliRunner, as the CLI tests do), saying
+which one starts before it does, so a hang names its command."""
+
+
+def _argv(out: Path, tmp: Path) -> dict[str, list[str]]:
+    return {name: [arg.format(out=out, tmp=tmp) for arg in args] for name, args in COMMANDS.items()}
+
+
+def _run_in_one_process(out: Path, tmp: Path) -> dict[str, tuple[int | None, str, str]]:
+    """Every command on `out`; (exit code, or None for the one that hung, stdout, stderr)."""
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(_argv(out, tmp))], cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        stdout, stderr = child.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        stdout, stderr = child.communicate()
+    done: dict[str, tuple[int | None, str, str]] = {}
+    for text in stdout.splitlines():
+        event = json.loads(text)
+        if "start" in event:
+            done[event["start"]] = (None, "", stderr)
+        else:
+            done[event["name"]] = (event["code"], event["stdout"], event["stderr"])
+    return done
+
+
+def _run_each_as_a_process(out: Path, tmp: Path) -> dict[str, tuple[int | None, str, str]]:
+    """Every command on `out` as `python -m frayproof_audit`, all at once."""
+    running = {name: subprocess.Popen([sys.executable, "-m", "frayproof_audit", *argv], cwd=REPO,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                      env={**os.environ, "PYTHONPATH": str(REPO)})
+               for name, argv in _argv(out, tmp).items()}
     done: dict[str, tuple[int | None, str, str]] = {}
     for name, process in running.items():
         try:
@@ -142,24 +177,34 @@ def _run_all(out: Path, tmp: Path) -> dict[str, tuple[int | None, str, str]]:
     return done
 
 
+def _problems(damage: str, named: Path, done: dict[str, tuple[int | None, str, str]]) -> list[str]:
+    """What is wrong with the commands' outcomes: each must be exit 2, one line naming `named`."""
+    problems = []
+    expected = (f"cannot read '{named}': run 'r2' was written with tables schema 99"
+                if damage in NOT_DAMAGED else f"damaged dataset: cannot read '{named}'")
+    for command in COMMANDS:
+        if command not in done:
+            problems.append(f"{command}: never ran (a command before it hung)")
+            continue
+        code, stdout, stderr = done[command]
+        if command.endswith("json"):
+            message = json.loads(stdout)["error"] if code == 2 and stdout.strip() else stderr
+        else:
+            message = stderr.strip()
+        if code is None:
+            problems.append(f"{command}: hung (killed after {TIMEOUT} s)")
+        elif code != 2 or expected not in message or "\n" in message or "Traceback" in stderr:
+            problems.append(f"{command}: exit {code}, {message[-400:]!r}")
+    return problems
+
+
 @pytest.mark.parametrize("damage", list(DAMAGES))
 def test_every_reader_names_the_damaged_file_and_exits_2(
         damage: str, dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     shutil.copytree(dataset, out)
     named = DAMAGES[damage](out)
-    problems = []
-    for command, (code, stdout, stderr) in _run_all(out, tmp_path).items():
-        if command.endswith("json"):
-            message = json.loads(stdout)["error"] if code == 2 and stdout.strip() else stderr
-        else:
-            message = stderr.strip()
-        expected = (f"cannot read '{named}': run 'r2' was written with tables schema 99"
-                    if damage in NOT_DAMAGED else f"damaged dataset: cannot read '{named}'")
-        if code is None:
-            problems.append(f"{command}: hung (killed after {TIMEOUT} s)")
-        elif code != 2 or expected not in message or "\n" in message or "Traceback" in stderr:
-            problems.append(f"{command}: exit {code}, {message[-400:]!r}")
+    problems = _problems(damage, named, _run_in_one_process(out, tmp_path))
     assert not problems, f"{damage}:\n" + "\n".join(problems)
     # the library says the same, as a DatasetError (the readers above have shown it cannot hang)
     with pytest.raises(DatasetError, match=f"cannot read '{re.escape(str(named))}'"):
@@ -167,17 +212,26 @@ def test_every_reader_names_the_damaged_file_and_exits_2(
             read_table(out, table).collect()
 
 
+@pytest.mark.parametrize("damage", ["fifo in runs/", "runs pairs as strings"])
+def test_the_issue_reproducers_as_python_m_processes(damage: str, dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(dataset, out)
+    named = DAMAGES[damage](out)
+    problems = _problems(damage, named, _run_each_as_a_process(out, tmp_path))
+    assert not problems, f"{damage}:\n" + "\n".join(problems)
+
+
 def test_the_undamaged_dataset_reads_with_every_command(dataset: Path, tmp_path: Path) -> None:
     # the control: each command succeeds on the dataset the damages start from
-    for command, (code, _, stderr) in _run_all(dataset, tmp_path).items():
+    for command, (code, _, stderr) in _run_each_as_a_process(dataset, tmp_path).items():
         assert code == 0, f"{command}: exit {code}: {stderr}"
     assert read_table(dataset, "pairs").collect().height == 16
 
 
 # --- The same damages on an object store (an S3 API server on 127.0.0.1) -------------------------
 
-REMOTE_DAMAGES = ("runs row without files", "runs pairs as strings", "listed part is other parquet",
-                  "listed part lacks a column", "listed part with a retyped column")
+REMOTE_DAMAGES = ("listed part is other parquet", "listed part lacks a column",
+                  "listed part with a retyped column")
 """pyarrow, which reads remote datasets, would fill a missing column with nulls, drop an unknown
 one and cast a string to a number: each must still be an error naming the file."""
 
