@@ -13,7 +13,8 @@ What expansion promises, because a nightly job runs it unattended:
   is an error, and so is `-` (standard input is not read: save it to a file first).
 * Folder walks follow symbolic links but enter every folder once (by device and inode), so links
   that loop (`a/up -> ..`) end the walk instead of running it away. A folder that cannot be
-  listed is an error naming it, never a silently smaller audit.
+  listed is an error naming it, never a silently smaller audit, whether a walk or a glob
+  (`logs/*/*.jsonl`, matched here rather than by `glob.glob`, which skips it) meets it.
 * A frayproof-audit dataset is output, never input: the `--out` folder and any folder holding a
   dataset (its lock file `.frayproof-audit.lock`, a `_staging/` folder holding a run's lock, or
   `runs/` holding our part files) are skipped, and `ExpandedInputs.skipped_datasets` names them
@@ -24,7 +25,6 @@ What expansion promises, because a nightly job runs it unattended:
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import stat
@@ -288,6 +288,55 @@ def _recursive_glob(pattern: str, expander: _Expander) -> list[str]:
     return sorted(matched)
 
 
+def _glob(pattern: str) -> list[str]:
+    """`glob.glob(pattern)` (no `**`), sorted, except that a folder the pattern has to list or
+    look into and cannot is a `SourceError` naming it: glob.glob skips it silently."""
+    absolute = pattern.startswith(os.sep)
+    parts = [part for part in pattern.split(os.sep) if part]
+    found = [os.sep if absolute else ""]
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        matched: list[str] = []
+        for base in found:
+            if _is_glob(part):
+                names = [name for name in _names_in(base or os.curdir)
+                         if fnmatchcase(name, part) and (part.startswith(".") or not name.startswith("."))]
+            else:
+                names = [part]
+            for name in names:
+                path = os.path.join(base, name)
+                if _looked_up(path, base, folder=not last or pattern.endswith(os.sep)):
+                    matched.append(path)
+        found = matched
+    if pattern.endswith(os.sep) and parts:
+        found = [path + os.sep for path in found]
+    return sorted(found)
+
+
+def _names_in(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as listing:
+            return [entry.name for entry in listing]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise SourceError(
+            f"cannot list input folder '{display_path(folder)}': {exc.strerror or exc}") from None
+
+
+def _looked_up(path: str, base: str, folder: bool) -> bool:
+    """Whether `path` exists (as a folder, if `folder`): an error naming `base` when it cannot
+    be looked at (no search permission on `base`)."""
+    try:
+        info = os.stat(path) if folder else os.lstat(path)
+    except PermissionError as exc:
+        raise SourceError(f"cannot list input folder '{display_path(base or os.curdir)}':"
+                          f" {exc.strerror or exc}") from None
+    except (OSError, ValueError):
+        return False  # missing, a link loop, a name too long: no match, as for glob.glob
+    return stat.S_ISDIR(info.st_mode) if folder else True
+
+
 def expand_sources(inputs: tuple[str, ...] | list[str], out: str | None = None) -> ExpandedInputs:
     """Every input file, once, sorted by path, and the dataset folders left out.
 
@@ -386,7 +435,7 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
     elif "**" in given:
         matches = _recursive_glob(given, expander)
     else:
-        matches = sorted(glob.glob(given))
+        matches = _glob(given)
     if not literal and not matches and len(expander.skipped) == skipped:
         raise SourceError(f"input '{shown}' matches no files")
     files: list[str] = []
