@@ -130,7 +130,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_sources(config.inputs, config.out)
+    expanded = expand_sources(config.inputs, config.out, config.repair_folder)
     sources = expanded.sources
     if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
         sources = tuple(source.absolute() for source in sources)
@@ -157,7 +157,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
                 max_record_bytes=config.max_record_bytes,
                 staging_dir=stage.worker_folder,
                 max_mutants=config.max_mutants_per_pair,
-                repair_out=config.repair_out,
+                repair_out=config.repair_folder,
             )
             collector = _Collector(stage, shards, contract, run_id, progress, clock)
             _execute(shards, settings, executor, collector)

@@ -18,7 +18,8 @@ What expansion promises, because a nightly job runs it unattended:
 * A frayproof-audit dataset is output, never input: the `--out` folder and any folder holding a
   dataset (its lock file `.frayproof-audit.lock`, a `_staging/` folder holding a run's lock, or
   `runs/` holding our part files) are skipped, and `ExpandedInputs.skipped_datasets` names them
-  so the run can say so.
+  so the run can say so. So are repaired snapshots: the run's `--repair-out` folder, and any
+  folder an earlier run's `--repair-out` marked (`REPAIRED_MARKER`), such as last night's.
 * A file name that is not UTF-8 is still read; `Source.path` shows its undecodable bytes as
   `\\xNN` (`caf\\xe9.jsonl`), the form every table and message uses.
 """
@@ -54,6 +55,8 @@ _RUNS = "runs"
 _PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
 _TABLE_FOLDERS = frozenset((_RUNS, "pairs", "findings", "mutants", _STAGING))
 _RUN_LOCK = re.compile(r"[^.].*\.lock")
+REPAIRED_MARKER = ".frayproof-audit-repaired"
+"""Written into every `--repair-out` folder: the repaired snapshots in it are output, not logs."""
 
 
 class SourceError(InputError):
@@ -158,8 +161,9 @@ def file_type(mode: int) -> str:
 class _Expander:
     """One expansion: the datasets it skipped, and what it learnt about folders on the way."""
 
-    def __init__(self, out: str | None) -> None:
-        self.out = _key(out) if out is not None else None
+    def __init__(self, *outputs: str | None) -> None:
+        self.outputs = {_key(folder) for folder in outputs if folder is not None} - {None}
+        """(device, inode) of the run's own output folders (`--out`, `--repair-out`)."""
         self.skipped: dict[str, None] = {}
         self._datasets: dict[str, str | None] = {}
         self._roots: dict[str, bool] = {}
@@ -193,8 +197,9 @@ class _Expander:
     def _is_dataset(self, folder: str) -> bool:
         if folder not in self._roots:
             self._roots[folder] = (
-                (self.out is not None and _key(folder) == self.out)
+                _key(folder) in self.outputs
                 or os.path.isfile(os.path.join(folder, _LOCK))
+                or os.path.isfile(os.path.join(folder, REPAIRED_MARKER))
                 or _holds(os.path.join(folder, _STAGING), _RUN_LOCK)
                 or _holds(os.path.join(folder, _RUNS), _PART)
             )
@@ -337,14 +342,18 @@ def _looked_up(path: str, base: str, folder: bool) -> bool:
     return stat.S_ISDIR(info.st_mode) if folder else True
 
 
-def expand_sources(inputs: tuple[str, ...] | list[str], out: str | None = None) -> ExpandedInputs:
+def expand_sources(
+    inputs: tuple[str, ...] | list[str], out: str | None = None, repair_out: str | None = None
+) -> ExpandedInputs:
     """Every input file, once, sorted by path, and the dataset folders left out.
 
-    `out` is the run's dataset folder: never read, whatever the inputs say. Raises
+    `out` is the run's dataset folder and `repair_out` its `--repair-out` folder: never read,
+    whatever the inputs say (nor is any other folder holding `REPAIRED_MARKER`). Raises
     `SourceError` (or `ConfigError` for a URI) for anything unusable.
     """
     local_out = location.local_path(out) if out is not None else None
-    expander = _Expander(local_out)
+    local_repairs = location.local_path(repair_out) if repair_out is not None else None
+    expander = _Expander(local_out, local_repairs)
     chosen: dict[str, str] = {}  # realpath -> path as spelled
     remote: dict[str, Source] = {}
     for given in inputs:
