@@ -126,7 +126,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     started = datetime.now(UTC)
     clock = time.perf_counter()
     run_id = config.run_id or new_run_id(started)
-    output_location(config.out)  # a bad OUT is refused before anything is read or created
+    output_location(config.out, writing=True)  # a bad OUT is refused before anything is read or created
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)

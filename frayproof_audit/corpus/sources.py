@@ -395,8 +395,10 @@ def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[So
             infos, base = {root: fs.info(root)}, root.rsplit("/", 1)[0]
         else:
             raise SourceError(f"input '{given}' does not exist")
-    except OSError as exc:
-        raise SourceError(f"cannot list input '{given}': {exc}") from None
+    except (OSError, ValueError, NotImplementedError) as exc:
+        # ValueError: s3fs refuses to walk every bucket (`s3://*`); NotImplementedError: a
+        # filesystem that cannot list
+        raise SourceError(f"cannot list input '{given}': {exc or type(exc).__name__}") from None
     out_path = None
     if out is not None and location.is_uri(out) and location.scheme(out) == location.scheme(given):
         out_path = location.filesystem(out)[1].rstrip("/") + "/"
