@@ -95,6 +95,8 @@ DAMAGES: dict[str, Callable[[Path], Path]] = {
     "folder in runs/": lambda out: _folder(out / "runs" / "part-dir.parquet"),
     "runs file of garbage": lambda out: _garbage(_runs(out)),
     "runs row without files": lambda out: _rewrite(_runs(out), lambda t: t.drop(["files"])),
+    "runs row with null files": lambda out: _rewrite(_runs(out), lambda t: _retype(
+        t, "files", pa.nulls(1, pa.list_(pa.string())))),
     "runs pairs as strings": lambda out: _rewrite(_runs(out), lambda t: _retype(
         t, "pairs", pa.array([str(v) for v in t["pairs"].to_pylist()]))),
     "runs row of another run": lambda out: Path(shutil.copyfile(_runs(out, "r1"), _runs(out))),

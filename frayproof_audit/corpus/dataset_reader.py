@@ -206,6 +206,8 @@ def _read_runs_file(path: str, run_id: str, remote: str | None) -> tuple[int, li
         raise _damaged(path, "the file has no row" if not rows
                        else f"it holds {len(rows)} rows, and a runs file holds one")
     version = rows[0]["schema_version"]
+    if version is None:
+        raise _damaged(path, "no value in column 'schema_version'")
     if version > TABLES_SCHEMA_VERSION:
         raise DatasetError(
             f"cannot read '{path}': run '{run_id}' was written with tables schema {version}, and"
@@ -215,11 +217,14 @@ def _read_runs_file(path: str, run_id: str, remote: str | None) -> tuple[int, li
     problem = _schema_problem(schema, "runs", version)
     if problem is not None:
         raise _damaged(path, problem)
+    empty = [name for name in ("run_id", "files") if rows[0][name] is None]
+    if empty:
+        raise _damaged(path, f"no value in column {_names(empty)}")
     if rows[0]["run_id"] != run_id:
         raise _damaged(path, f"it is the runs row of run '{rows[0]['run_id']}', not of run '{run_id}'")
     files: list[str] = rows[0]["files"]
     for name in files:
-        match = _LISTED.fullmatch(name)
+        match = _LISTED.fullmatch(name) if isinstance(name, str) else None
         if match is None or run_of_part(match.group(2)) != run_id:
             raise _damaged(path, f"it lists '{name}', which is not a part file of run '{run_id}'")
     return version, files
