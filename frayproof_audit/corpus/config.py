@@ -16,6 +16,7 @@ import yaml
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
 from frayproof_audit.contract import YamlProblem, _Schema, parse_strict_yaml
+from frayproof_audit.corpus import location
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
@@ -261,6 +262,12 @@ class AuditConfig:
         if self.input_format is not None and self.input_format not in FORMATS:
             raise ConfigError(f"unknown --input-format {self.input_format!r}"
                               f" (choose {', '.join(FORMATS)})")
+        _repair_folder(self.repair_out)  # a URI is refused before any work
+
+    @property
+    def repair_folder(self) -> str | None:
+        """The local folder `--repair-out` names (a `file://` URI is its path), or None."""
+        return _repair_folder(self.repair_out)
 
     def options(self) -> dict[str, Any]:
         """The options that shape the result, for the `runs` table (paths and argv excluded)."""
@@ -270,6 +277,21 @@ class AuditConfig:
         found["operators"] = list(self.operators) if self.operators is not None else None
         found["fail_on"] = list(self.fail_on)
         return found
+
+
+def _repair_folder(repair_out: str | None) -> str | None:
+    if repair_out is None:
+        return None
+    try:
+        folder = location.local_path(repair_out)
+    except location.LocationError as exc:
+        raise ConfigError(f"--repair-out {exc}") from None
+    if folder is None:
+        raise ConfigError(f"--repair-out '{repair_out}' is a URI: repaired snapshots are written to"
+                          f" a local folder (for a local folder of that name, write ./{repair_out})")
+    if not folder:
+        raise ConfigError("--repair-out needs a folder name")
+    return folder
 
 
 def check_run_id(run_id: str) -> str:

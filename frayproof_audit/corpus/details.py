@@ -18,10 +18,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frayproof_audit.corpus.dataset_reader import committed_files
+from frayproof_audit.corpus.dataset_reader import read_run_files
 from frayproof_audit.corpus.sources import kind_of
 from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.store import read_parquet
 
 _PART = "_part"
 
@@ -178,8 +177,7 @@ def run_details(out: str | os.PathLike[str], run_id: str, limit: int) -> RunDeta
 def _read(out: str | os.PathLike[str], table: str, run_id: str, columns: list[str]) -> pa.Table:
     """The run's rows of `table` in file order, with `_part` (`log_date=…/part-….parquet`)."""
     parts = []
-    for path in committed_files(out, table, [run_id]):
-        data = read_parquet(path, columns=columns)
+    for path, data in read_run_files(out, table, run_id, columns):
         name = f"{Path(path).parent.name}/{Path(path).name}"
         parts.append(data.append_column(_PART, pa.array([name] * data.num_rows, pa.string())))
     if not parts:

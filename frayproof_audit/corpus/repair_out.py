@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.corpus.sources import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import get_format
@@ -79,10 +80,13 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
 
 
 def write_repaired(folder: str, run_id: str, ordinal: int, lines: Sequence[bytes]) -> str | None:
-    """One JSONL file per shard (`repaired-<run_id>-<shard>.jsonl`), written atomically."""
+    """One JSONL file per shard (`repaired-<run_id>-<shard>.jsonl`), written atomically, in a
+    folder marked as output (`REPAIRED_MARKER`), so that no later audit reads it as logs."""
     if not lines:
         return None
     os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, REPAIRED_MARKER), "ab"):
+        pass
     path = os.path.join(folder, f"repaired-{run_id}-{ordinal:05d}.jsonl")
     temporary = f"{path}.tmp"
     with open(temporary, "wb") as handle:

@@ -126,11 +126,11 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     started = datetime.now(UTC)
     clock = time.perf_counter()
     run_id = config.run_id or new_run_id(started)
-    output_location(config.out)  # a bad OUT is refused before anything is read or created
+    output_location(config.out, writing=True)  # a bad OUT is refused before anything is read or created
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_sources(config.inputs, config.out)
+    expanded = expand_sources(config.inputs, config.out, config.repair_folder)
     sources = expanded.sources
     if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
         sources = tuple(source.absolute() for source in sources)
@@ -157,7 +157,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
                 max_record_bytes=config.max_record_bytes,
                 staging_dir=stage.worker_folder,
                 max_mutants=config.max_mutants_per_pair,
-                repair_out=config.repair_out,
+                repair_out=config.repair_folder,
             )
             collector = _Collector(stage, shards, contract, run_id, progress, clock)
             _execute(shards, settings, executor, collector)

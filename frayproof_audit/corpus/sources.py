@@ -13,18 +13,19 @@ What expansion promises, because a nightly job runs it unattended:
   is an error, and so is `-` (standard input is not read: save it to a file first).
 * Folder walks follow symbolic links but enter every folder once (by device and inode), so links
   that loop (`a/up -> ..`) end the walk instead of running it away. A folder that cannot be
-  listed is an error naming it, never a silently smaller audit.
+  listed is an error naming it, never a silently smaller audit, whether a walk or a glob
+  (`logs/*/*.jsonl`, matched here rather than by `glob.glob`, which skips it) meets it.
 * A frayproof-audit dataset is output, never input: the `--out` folder and any folder holding a
   dataset (its lock file `.frayproof-audit.lock`, a `_staging/` folder holding a run's lock, or
   `runs/` holding our part files) are skipped, and `ExpandedInputs.skipped_datasets` names them
-  so the run can say so.
+  so the run can say so. So are repaired snapshots: the run's `--repair-out` folder, and any
+  folder an earlier run's `--repair-out` marked (`REPAIRED_MARKER`), such as last night's.
 * A file name that is not UTF-8 is still read; `Source.path` shows its undecodable bytes as
   `\\xNN` (`caf\\xe9.jsonl`), the form every table and message uses.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import stat
@@ -54,6 +55,8 @@ _RUNS = "runs"
 _PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
 _TABLE_FOLDERS = frozenset((_RUNS, "pairs", "findings", "mutants", _STAGING))
 _RUN_LOCK = re.compile(r"[^.].*\.lock")
+REPAIRED_MARKER = ".frayproof-audit-repaired"
+"""Written into every `--repair-out` folder: the repaired snapshots in it are output, not logs."""
 
 
 class SourceError(InputError):
@@ -142,7 +145,7 @@ def _is_glob(text: str) -> bool:
     return any(char in text for char in "*?[")
 
 
-def _file_type(mode: int) -> str:
+def file_type(mode: int) -> str:
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -158,8 +161,9 @@ def _file_type(mode: int) -> str:
 class _Expander:
     """One expansion: the datasets it skipped, and what it learnt about folders on the way."""
 
-    def __init__(self, out: str | None) -> None:
-        self.out = _key(out) if out is not None else None
+    def __init__(self, *outputs: str | None) -> None:
+        self.outputs = {_key(folder) for folder in outputs if folder is not None} - {None}
+        """(device, inode) of the run's own output folders (`--out`, `--repair-out`)."""
         self.skipped: dict[str, None] = {}
         self._datasets: dict[str, str | None] = {}
         self._roots: dict[str, bool] = {}
@@ -193,8 +197,9 @@ class _Expander:
     def _is_dataset(self, folder: str) -> bool:
         if folder not in self._roots:
             self._roots[folder] = (
-                (self.out is not None and _key(folder) == self.out)
+                _key(folder) in self.outputs
                 or os.path.isfile(os.path.join(folder, _LOCK))
+                or os.path.isfile(os.path.join(folder, REPAIRED_MARKER))
                 or _holds(os.path.join(folder, _STAGING), _RUN_LOCK)
                 or _holds(os.path.join(folder, _RUNS), _PART)
             )
@@ -288,14 +293,67 @@ def _recursive_glob(pattern: str, expander: _Expander) -> list[str]:
     return sorted(matched)
 
 
-def expand_sources(inputs: tuple[str, ...] | list[str], out: str | None = None) -> ExpandedInputs:
+def _glob(pattern: str) -> list[str]:
+    """`glob.glob(pattern)` (no `**`), sorted, except that a folder the pattern has to list or
+    look into and cannot is a `SourceError` naming it: glob.glob skips it silently."""
+    absolute = pattern.startswith(os.sep)
+    parts = [part for part in pattern.split(os.sep) if part]
+    found = [os.sep if absolute else ""]
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        matched: list[str] = []
+        for base in found:
+            if _is_glob(part):
+                names = [name for name in _names_in(base or os.curdir)
+                         if fnmatchcase(name, part) and (part.startswith(".") or not name.startswith("."))]
+            else:
+                names = [part]
+            for name in names:
+                path = os.path.join(base, name)
+                if _looked_up(path, base, folder=not last or pattern.endswith(os.sep)):
+                    matched.append(path)
+        found = matched
+    if pattern.endswith(os.sep) and parts:
+        found = [path + os.sep for path in found]
+    return sorted(found)
+
+
+def _names_in(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as listing:
+            return [entry.name for entry in listing]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        raise SourceError(
+            f"cannot list input folder '{display_path(folder)}': {exc.strerror or exc}") from None
+
+
+def _looked_up(path: str, base: str, folder: bool) -> bool:
+    """Whether `path` exists (as a folder, if `folder`): an error naming `base` when it cannot
+    be looked at (no search permission on `base`)."""
+    try:
+        info = os.stat(path) if folder else os.lstat(path)
+    except PermissionError as exc:
+        raise SourceError(f"cannot list input folder '{display_path(base or os.curdir)}':"
+                          f" {exc.strerror or exc}") from None
+    except (OSError, ValueError):
+        return False  # missing, a link loop, a name too long: no match, as for glob.glob
+    return stat.S_ISDIR(info.st_mode) if folder else True
+
+
+def expand_sources(
+    inputs: tuple[str, ...] | list[str], out: str | None = None, repair_out: str | None = None
+) -> ExpandedInputs:
     """Every input file, once, sorted by path, and the dataset folders left out.
 
-    `out` is the run's dataset folder: never read, whatever the inputs say. Raises
+    `out` is the run's dataset folder and `repair_out` its `--repair-out` folder: never read,
+    whatever the inputs say (nor is any other folder holding `REPAIRED_MARKER`). Raises
     `SourceError` (or `ConfigError` for a URI) for anything unusable.
     """
     local_out = location.local_path(out) if out is not None else None
-    expander = _Expander(local_out)
+    local_repairs = location.local_path(repair_out) if repair_out is not None else None
+    expander = _Expander(local_out, local_repairs)
     chosen: dict[str, str] = {}  # realpath -> path as spelled
     remote: dict[str, Source] = {}
     for given in inputs:
@@ -337,8 +395,10 @@ def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[So
             infos, base = {root: fs.info(root)}, root.rsplit("/", 1)[0]
         else:
             raise SourceError(f"input '{given}' does not exist")
-    except OSError as exc:
-        raise SourceError(f"cannot list input '{given}': {exc}") from None
+    except (OSError, ValueError, NotImplementedError) as exc:
+        # ValueError: s3fs refuses to walk every bucket (`s3://*`); NotImplementedError: a
+        # filesystem that cannot list
+        raise SourceError(f"cannot list input '{given}': {exc or type(exc).__name__}") from None
     out_path = None
     if out is not None and location.is_uri(out) and location.scheme(out) == location.scheme(given):
         out_path = location.filesystem(out)[1].rstrip("/") + "/"
@@ -386,7 +446,7 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
     elif "**" in given:
         matches = _recursive_glob(given, expander)
     else:
-        matches = sorted(glob.glob(given))
+        matches = _glob(given)
     if not literal and not matches and len(expander.skipped) == skipped:
         raise SourceError(f"input '{shown}' matches no files")
     files: list[str] = []
@@ -427,7 +487,7 @@ def _source(path: str) -> Source:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             # Checked before opening: opening a FIFO blocks until a writer comes.
-            raise SourceError(f"input '{shown}' is {_file_type(info.st_mode)}, not a regular file")
+            raise SourceError(f"input '{shown}' is {file_type(info.st_mode)}, not a regular file")
         with open(path, "rb"):
             pass
     except OSError as exc:

@@ -53,14 +53,17 @@ class StoreError(InputError):
     """OUT cannot be used as a dataset folder, or could not be written during the run (exit 2)."""
 
 
-def output_location(path: str | os.PathLike[str]) -> Path | str:
+def output_location(path: str | os.PathLike[str], writing: bool = False) -> Path | str:
     """Where a dataset lives: a local folder (`file://` URIs included), or an object-store URI
-    whose filesystem is usable here (else a `StoreError` before anything is created)."""
+    whose filesystem is usable here, and can be written when `writing` (else a `StoreError`
+    before anything is created)."""
     text = os.fspath(path)
     try:
         local = location.local_path(text)
         if local is not None:
             return Path(local)
+        if writing:
+            location.check_writable(text, "--out")
         location.filesystem(text)
     except location.LocationError as exc:
         raise StoreError(str(exc)) from None

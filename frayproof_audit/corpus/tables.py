@@ -139,6 +139,21 @@ SCHEMAS: Mapping[str, pa.Schema] = {
     "mutants": MUTANTS_SCHEMA,
 }
 
+ADDED_IN: Mapping[str, Mapping[str, int]] = {
+    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4},
+    "pairs": {"logged_at_missing": 2, "engine_error": 3},
+    "findings": {"code": 2, "repairable": 4},
+    "mutants": {},
+}
+"""Columns added since schema 1, with the version that added them (docs/tables.md, Changelog):
+a file of an older version lacks them, a file of that version or later has them."""
+
+
+def schema_of(table: str, version: int) -> pa.Schema:
+    """The columns of `table` in a file written with tables schema `version` (1 to today's)."""
+    added = ADDED_IN[table]
+    return pa.schema([field for field in SCHEMAS[table] if added.get(field.name, 1) <= version])
+
 META_SCHEMA_VERSION = "frayproof_audit.schema_version"
 META_VERSION = "frayproof_audit.version"
 META_TABLE = "frayproof_audit.table"
