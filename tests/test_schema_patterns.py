@@ -84,7 +84,8 @@ def test_check_with_a_hostile_contract_pattern(tmp_path: Path) -> None:
     session = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "t", "arguments": json.dumps({"x": HOSTILE})}}]},
+            {"id": "c1", "type": "function",
+             "function": {"name": "t", "arguments": json.dumps({"x": HOSTILE})}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "ok"},
     ]
     before, after = write(tmp_path / "b.json", session), write(tmp_path / "a.json", session)
@@ -99,7 +100,8 @@ def test_audit_with_a_hostile_record_pattern(tmp_path: Path) -> None:
         session = [
             {"role": "user", "content": "go"},
             {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": json.dumps({"x": text})}}]},
+                {"id": "c1", "type": "function",
+                 "function": {"name": "t", "arguments": json.dumps({"x": text})}}]},
             {"role": "tool", "tool_call_id": "c1", "content": "ok"},
             {"role": "user", "content": "thanks"},
         ]
@@ -113,7 +115,8 @@ def test_audit_with_a_hostile_record_pattern(tmp_path: Path) -> None:
     log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     run_cli("audit", log.parent, "--out", tmp_path / "out", "-q", "--no-mutate", "--fail-on", "none",
             expect=0, real=True)
-    pairs = {row["pair_id"]: row["status"] for row in read_table(tmp_path / "out", "pairs").collect().to_dicts()}
+    rows = read_table(tmp_path / "out", "pairs").collect().to_dicts()
+    pairs = {row["pair_id"]: row["status"] for row in rows}
     assert pairs == {"hostile": "fail", "name": "fail", "fine": "pass"}
     findings = read_table(tmp_path / "out", "findings").collect()
     assert sorted(zip(findings["pair_id"], findings["code"], strict=True)) == [

@@ -38,6 +38,13 @@ def pairwise_unique(items: list[Any]) -> bool:
     return not any(equal(one, two) for one, two in itertools.combinations(items, 2))
 
 
+def tool_args(tmp_path: Path, parameters: dict[str, Any], arguments: Any, expect: int) -> Any:
+    (tmp_path / "s.json").write_text(json.dumps(function(parameters)), encoding="utf-8")
+    (tmp_path / "t.json").write_text(json.dumps({"arguments": json.dumps(arguments)}), encoding="utf-8")
+    return run_cli("tool-args", "--trace", tmp_path / "t.json", "--schema", tmp_path / "s.json",
+                   expect=expect, real=True)
+
+
 def codes(parameters: dict[str, Any], arguments: Any) -> list[str]:
     tools = tool_set(tool_schemas([function(parameters)]))
     return [p.code for p in judge(tools, "t", json.dumps(arguments), True, DEFAULT_POLICY)]
@@ -48,10 +55,7 @@ def test_twenty_thousand_objects_are_judged_at_once(tmp_path: Path, duplicate: b
     items: list[Any] = [{"k": n, "tags": ["a", n]} for n in range(20_000)]
     if duplicate:
         items.append({"tags": ["a", 7.0], "k": 7})  # the 8th item, keys reordered, 7 as 7.0
-    (tmp_path / "s.json").write_text(json.dumps(function(UNIQUE)), encoding="utf-8")
-    (tmp_path / "t.json").write_text(json.dumps({"arguments": json.dumps({"items": items})}), encoding="utf-8")
-    out = run_cli("tool-args", "--trace", tmp_path / "t.json", "--schema", tmp_path / "s.json",
-                  expect=1 if duplicate else 0, real=True)
+    out = tool_args(tmp_path, UNIQUE, {"items": items}, expect=1 if duplicate else 0)
     assert ("TA-SCHEMA $.items: [{'k': 0, 'tags': ['a', 0]}" in out.stdout) is duplicate
 
 
@@ -77,8 +81,10 @@ def test_equality_is_jsonschemas(items: list[Any], unique: bool) -> None:
 
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0, 1.0, 2.0, 0.5]) | st.sampled_from(["", "a", "1"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([0.0, 1.0, 2.0, 0.5])
+    | st.sampled_from(["", "a", "1"]),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
     max_leaves=8,
 )
 
@@ -94,23 +100,19 @@ def test_all_unique_is_pairwise_equal(items: list[Any]) -> None:
 def test_a_big_enum_under_an_old_draft_loads_at_once(tmp_path: Path, draft: str) -> None:
     parameters = {"$schema": draft, "type": "object",
                   "properties": {"x": {"enum": [{"k": n} for n in range(20_000)]}}}
-    (tmp_path / "s.json").write_text(json.dumps(function(parameters)), encoding="utf-8")
-    (tmp_path / "t.json").write_text(json.dumps({"arguments": '{"x": {"k": 5}}'}), encoding="utf-8")
-    run_cli("tool-args", "--trace", tmp_path / "t.json", "--schema", tmp_path / "s.json", expect=0, real=True)
+    tool_args(tmp_path, parameters, {"x": {"k": 5}}, expect=0)
     parameters["properties"]["x"]["enum"].append({"k": 5.0})
-    (tmp_path / "s.json").write_text(json.dumps(function(parameters)), encoding="utf-8")
-    out = run_cli("tool-args", "--trace", tmp_path / "t.json", "--schema", tmp_path / "s.json", expect=2, real=True)
+    out = tool_args(tmp_path, parameters, {"x": {"k": 5}}, expect=2)
     assert "not a valid JSON Schema at properties/x/enum: [{'k': 0}, {'k': 1}" in out.stderr
 
 
 def test_nested_unevaluated_properties_stay_bounded(tmp_path: Path) -> None:
     # jsonschema re-validates every subtree under unevaluatedProperties: 2^depth. The call's
     # time budget ends it; the call is reported as not judged, never as passing.
-    schema = {"type": "object", "anyOf": [{"properties": {"c": {"$ref": "#"}}}], "unevaluatedProperties": False}
+    schema = {"type": "object", "anyOf": [{"properties": {"c": {"$ref": "#"}}}],
+              "unevaluatedProperties": False}
     node: dict[str, Any] = {}
     for _ in range(40):
         node = {"c": node}
-    (tmp_path / "s.json").write_text(json.dumps(function(schema)), encoding="utf-8")
-    (tmp_path / "t.json").write_text(json.dumps({"arguments": json.dumps(node)}), encoding="utf-8")
-    out = run_cli("tool-args", "--trace", tmp_path / "t.json", "--schema", tmp_path / "s.json", expect=1, real=True)
+    out = tool_args(tmp_path, schema, node, expect=1)
     assert "TA-NOT-JUDGED" in out.stdout

@@ -34,7 +34,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
     seen: list[str]
 
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         self.seen.append(self.path)
         body = b'{"type": "integer"}'
         self.send_response(200)
@@ -43,7 +43,7 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
@@ -321,3 +321,34 @@ def test_a_property_named_like_a_keyword_is_no_keyword() -> None:
                                               "$schema": {"type": "string"}},
              "default": {"$ref": "https://example.com/never"}}
     assert tool_schemas([function(named)])[0].name == "t"
+
+
+def test_a_recursive_yaml_alias_is_not_json(tmp_path: Path) -> None:
+    # PyYAML builds `x: *p` inside `&p` as a dict that contains itself: walked, it never ends.
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("tools:\n  - name: t\n    parameters: &p\n      type: object\n"
+                        "      properties:\n        x: *p\n", encoding="utf-8")
+    snapshot = write(tmp_path / "after.json", [{"role": "user", "content": "go"}])
+    out = run_cli("validate", "--snapshot", snapshot, "--contract", contract, expect=2, real=True)
+    assert "contains itself (a recursive YAML alias)" in out.stderr
+
+
+def test_a_yaml_alias_bomb_is_refused_not_expanded(tmp_path: Path) -> None:
+    lines = ["tools:", "  - name: t", "    parameters:", "      type: object", "      default:",
+             "        a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    lines += [f"        a{n}: &a{n} [{', '.join([f'*a{n - 1}'] * 10)}]" for n in range(1, 9)]
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("\n".join(lines) + "\n", encoding="utf-8")  # 10^9 values once expanded
+    from frayproof_audit.contract import load_contract
+
+    with pytest.raises(ContractError, match="at most 1,000,000 values"):
+        load_contract(contract)
+
+
+def test_a_shared_yaml_alias_is_fine(tmp_path: Path) -> None:
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("tools:\n  - name: t\n    parameters:\n      type: object\n      properties:\n"
+                        "        a: &s {type: string, pattern: '^(a+)+$'}\n        b: *s\n", encoding="utf-8")
+    from frayproof_audit.contract import load_contract
+
+    assert load_contract(contract).tools[0].name == "t"

@@ -222,8 +222,8 @@ def test_a_reference_under_a_nested_id_is_checked_when_the_contract_loads() -> N
     # A nested $id moves the base URI; the load-time check follows it (it used to step aside,
     # and validation then fetched the URL: issue 23 D2).
     schema = {"type": "object", "properties": {"a": {"$id": "https://example.com/a", "$ref": "missing"}}}
-    with pytest.raises(ContractError, match=r"\$ref 'missing' at #/properties/a is https://example.com/missing, "
-                                            "outside the schema"):
+    expected = r"\$ref 'missing' at #/properties/a is https://example.com/missing, outside the schema"
+    with pytest.raises(ContractError, match=expected):
         make_contract({"tools": [{"name": "t", "parameters": schema}]})
 
 

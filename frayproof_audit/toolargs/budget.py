@@ -9,15 +9,13 @@ text), checked by the backtracking engine and at every applicator keyword; a cal
 it raises `NotJudged`, and the `schema` rule reports `TA-NOT-JUDGED` at its severity. Not judged
 is never a pass: a log cannot make a call acceptable by making it slow to judge.
 
-The deadline is per thread (a corpus worker may judge in threads), set by `call_budget`.
+The deadline is per thread (a corpus worker may judge in threads), set by `start`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 CALL_SECONDS = 1.0
 """A call's budget before its size is counted: judging a logged call takes microseconds."""
@@ -37,16 +35,17 @@ class _State(threading.local):
 _STATE = _State()
 
 
-@contextmanager
-def call_budget(size: int) -> Iterator[None]:
-    """Judge one call of `size` characters of arguments text within its budget."""
+def start(size: int) -> tuple[float | None, float]:
+    """Start judging one call of `size` characters of arguments text; returns what `stop`
+    restores. (Two plain calls, not a context manager: this runs for every call judged.)"""
     seconds = CALL_SECONDS + PER_MIB_SECONDS * size / (1024 * 1024)
     previous = _STATE.deadline, _STATE.seconds
     _STATE.deadline, _STATE.seconds = time.monotonic() + seconds, seconds
-    try:
-        yield
-    finally:
-        _STATE.deadline, _STATE.seconds = previous
+    return previous
+
+
+def stop(previous: tuple[float | None, float]) -> None:
+    _STATE.deadline, _STATE.seconds = previous
 
 
 def out_of_time(what: str) -> str:

@@ -23,7 +23,7 @@ meta-schemas of drafts 3 and 4 ask `enum` to be unique), and reads the `regex` f
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 from urllib.parse import urldefrag
 
@@ -141,8 +141,8 @@ def additional_properties(validator: Any, value: Any, instance: Any, schema: Any
             names = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
             yield from _errors(f"{joined} {verb} not match any of the regexes: {names}")
         else:
-            yield from _errors("Additional properties are not allowed (%s %s unexpected)"
-                               % _extras_msg(sorted(extras, key=str)))
+            names, verb = _extras_msg(sorted(extras, key=str))
+            yield from _errors(f"Additional properties are not allowed ({names} {verb} unexpected)")
 
 
 def unique_items(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -224,11 +224,12 @@ def _unevaluated_properties(draft2019: bool) -> Callable[..., Iterator[Any]]:
         if not unevaluated:
             return
         if value is False:
-            yield from _errors("Unevaluated properties are not allowed (%s %s unexpected)"
-                               % _extras_msg(sorted(unevaluated, key=str)))
+            names, verb = _extras_msg(sorted(unevaluated, key=str))
+            yield from _errors(f"Unevaluated properties are not allowed ({names} {verb} unexpected)")
         else:
-            yield from _errors("Unevaluated properties are not valid under the given schema "
-                               "(%s %s unevaluated and invalid)" % _extras_msg(unevaluated))
+            names, verb = _extras_msg(unevaluated)
+            yield from _errors(f"Unevaluated properties are not valid under the given schema "
+                               f"({names} {verb} unevaluated and invalid)")
 
     return unevaluated_properties
 
@@ -241,7 +242,7 @@ def _checked(keyword: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-@lru_cache(maxsize=None)
+@cache
 def bounded(cls: Any) -> Any:
     """`cls` (a jsonschema validator class) with every keyword bounded; built once per draft."""
     from jsonschema.validators import Draft201909Validator, extend
@@ -252,8 +253,9 @@ def bounded(cls: Any) -> Any:
         "unevaluatedProperties": _unevaluated_properties(cls is Draft201909Validator),
     }
     keywords = {name: replaced.get(name, function) for name, function in cls.VALIDATORS.items()}
-    return extend(cls, {name: _checked(function) if name in _APPLICATORS else function
-                        for name, function in keywords.items()})
+    checked = {name: _checked(function) if name in _APPLICATORS else function
+               for name, function in keywords.items()}
+    return extend(cls, checked)  # type: ignore[no-untyped-call]
 
 
 def without_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -268,7 +270,7 @@ def _is_regex(instance: object) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def _meta_validator(cls: Any) -> Any:
     """A bounded validator of `cls`'s meta-schema, over copies of the bundled meta-schemas
     without their `$schema` (which would hand validation back to the stock classes)."""

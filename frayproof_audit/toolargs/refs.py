@@ -178,7 +178,8 @@ def structure_problem(schema: Mapping[str, Any], cls: Any,
 
     spec = specification_with(cls.ID_OF(cls.META_SCHEMA))
     root = spec.create_resource(schema)
-    base = root.id() if type(root.id()) is str else ""
+    found = root.id()
+    base: str = found if isinstance(found, str) else ""
     walk = _Walk(spec, _is_legacy(cls), tuple(k for k in REFERENCES if k in cls.VALIDATORS), meta_problem)
     walk.resources.add(urldefrag(base)[0])
     try:
@@ -223,7 +224,7 @@ def _cycles_and_chains(walk: _Walk) -> None:
                                            f"in-place subschemas (from {walk.pointers[node]})")
                 continue
             if step in on_path:
-                cycle = path[path.index(step):] + [step]
+                cycle = [*path[path.index(step):], step]
                 names = " → ".join(walk.pointers.get(node, "?") for node in cycle)
                 raise StructureProblem(f"a $ref cycle that never moves into the arguments: {names}")
             if step not in longest and step in walk.pointers:

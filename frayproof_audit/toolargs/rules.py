@@ -42,8 +42,11 @@ def judge(tools: ToolSet, name: str, arguments: Any, present: bool, policy: Poli
         hit = tools.verdicts.get(key)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
-    with budget.call_budget(len(arguments) if type(arguments) is str else 0):
+    previous = budget.start(len(arguments) if type(arguments) is str else 0)
+    try:
         found = tuple(_judge(tools, name, arguments, present, policy))
+    finally:
+        budget.stop(previous)
     if cacheable:
         if len(tools.verdicts) >= _CACHE_LIMIT:
             tools.verdicts.clear()
