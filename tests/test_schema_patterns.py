@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import read_table
-from frayproof_audit.toolargs import patterns
+from frayproof_audit.toolargs import budget, patterns
 from frayproof_audit.toolargs.compiled import tool_set
 from frayproof_audit.toolargs.policy import DEFAULT_POLICY
 from frayproof_audit.toolargs.rules import judge
@@ -138,7 +138,8 @@ def test_a_backreference_that_runs_out_of_time_is_not_judged(tmp_path: Path) -> 
     assert "TA-NOT-JUDGED" in out and "backreference" in out
 
 
-def test_not_judged_is_never_a_pass() -> None:
+def test_not_judged_is_never_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(budget, "CALL_SECONDS", 0.05)
     found = problems(string_pattern(r"^(a|aa)+\1$"), {"x": "a" * 40 + "!"})
     assert [code for code, _ in found] == ["TA-NOT-JUDGED"]
     assert found[0][1].startswith(r"not judged: matching pattern '^(a|aa)+\\1$' (a backreference")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -233,7 +234,9 @@ def test_audit_never_opens_a_records_file_reference(tmp_path: Path) -> None:
 
 SELF = {"$ref": "#"}
 A_B_A = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}},
-         "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}}
+         "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}}
+A_B_ALLOF_A = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}},
+               "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}}
 
 
 def deep(levels: int) -> dict[str, Any]:
@@ -245,15 +248,17 @@ def deep(levels: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("parameters", "problem"), [
     (SELF, r"\$ref cycle .*never moves into the arguments: # → #"),
-    (A_B_A, r"\$ref cycle .*: #/\$defs/a → #/\$defs/b → #/\$defs/b/allOf/0 → #/\$defs/a"),
+    (A_B_A, r"\$ref cycle .*: #/\$defs/a → #/\$defs/b → #/\$defs/a"),
+    (A_B_ALLOF_A, r"\$ref cycle .*: #/\$defs/a → #/\$defs/b → #/\$defs/b/allOf/0 → #/\$defs/a"),
     (deep(250), rf"nested deeper than {MAX_SCHEMA_DEPTH} subschemas"),
     (deep(MAX_SCHEMA_DEPTH + 1), rf"nested deeper than {MAX_SCHEMA_DEPTH} subschemas"),
-], ids=["self", "a-b-a", "250-deep", "one-too-deep"])
+], ids=["self", "a-b-a", "a-b-allOf-a", "250-deep", "one-too-deep"])
 def test_cycles_and_deep_schemas_are_input_errors(tmp_path: Path, parameters: Any, problem: str) -> None:
     with pytest.raises(ToolSchemaError, match=problem):
         tool_schemas([function(parameters)])
     schema = write(tmp_path / "schema.json", function(parameters))
-    out = run_cli("tool-args", "--trace", trace(tmp_path, {"x": 5}), "--schema", schema, expect=2, real=True)
+    out = run_cli("tool-args", "--trace", trace(tmp_path, {"x": 5}), "--schema", schema, expect=2,
+                  real=parameters is SELF)  # one real process: exit 2, not 123
     assert "INPUT ERROR" in out.stderr and "Traceback" not in out.stderr
 
 
@@ -352,3 +357,25 @@ def test_a_shared_yaml_alias_is_fine(tmp_path: Path) -> None:
     from frayproof_audit.contract import load_contract
 
     assert load_contract(contract).tools[0].name == "t"
+
+
+@pytest.mark.parametrize(("ref", "problem"), [
+    ("#/x-defs/list/0", "points at a value that is no schema"),
+    ("#/x-defs/broken", "not a valid JSON Schema at type"),
+    ("#/$defs/~2", "does not resolve inside the schema"),
+    ("urn:example:other", "is urn:example:other, outside the schema"),
+    ("//127.0.0.1/x.json", "outside the schema"),
+])
+def test_references_that_cannot_be_followed_are_named(ref: str, problem: str) -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": ref}},
+              "x-defs": {"list": [1], "broken": {"type": 7}, "fine": {"type": "integer"}}}
+    with pytest.raises(ToolSchemaError, match=re.escape(f"$ref {ref!r} at #/properties/x") + f".*{problem}"):
+        tool_schemas([function(schema)])
+
+
+def test_a_reference_into_a_vendor_keyword_is_followed_as_a_schema(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/x-defs/fine"}},
+              "x-defs": {"fine": {"type": "integer"}}}
+    path = write(tmp_path / "schema.json", function(schema))
+    out = run_cli("tool-args", "--trace", trace(tmp_path, {"x": "5"}), "--schema", path, expect=1)
+    assert "TA-SCHEMA $.x: '5' is not of type 'integer'" in out.stdout

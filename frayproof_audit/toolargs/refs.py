@@ -110,7 +110,7 @@ class _Walk:
             if not isinstance(node, Mapping) or id(node) in self.pointers:
                 continue
             if level > MAX_SCHEMA_DEPTH:
-                raise StructureProblem(f"subschemas nested deeper than {MAX_SCHEMA_DEPTH} subschemas "
+                raise StructureProblem(f"nested deeper than {MAX_SCHEMA_DEPTH} subschemas "
                                        f"(at {one_line(here, 60)})")
             self.pointers[id(node)] = here
             moved = self.spec.create_resource(node).id()
@@ -124,7 +124,7 @@ class _Walk:
             edges = self.edges.setdefault(id(node), [])
             for keyword in self.references_applied:
                 ref = node.get(keyword)
-                if type(ref) is str and not (self.legacy and keyword != "$ref"):
+                if type(ref) is str:
                     self.pending.append((id(node), keyword, ref, here, uri))
             found = list(children(node, self.legacy))
             edges.extend((id(child), kind) for child, _, kind in found if isinstance(child, Mapping))
@@ -144,9 +144,11 @@ class _Walk:
 
         while self.pending:
             source, keyword, ref, here, base = self.pending.popleft()
-            uri = urljoin(base, ref)
             try:
+                uri = urljoin(base, ref)
                 resolved = registry.resolver(base_uri=base).lookup(ref)
+            except ValueError as exc:  # not a URI reference at all (`http://[x`)
+                raise StructureProblem(f"{keyword} {ref!r} at {here} is not a URI reference: {exc}") from None
             except Unresolvable:
                 if urldefrag(uri)[0] in self.resources:
                     raise StructureProblem(f"{keyword} {ref!r} at {here} does not resolve inside the "
@@ -154,8 +156,11 @@ class _Walk:
                 raise StructureProblem(f"{keyword} {ref!r} at {here} is {uri}, outside the schema "
                                        "(references are never fetched or opened)") from None
             target = resolved.contents
-            if not isinstance(target, Mapping):
+            if type(target) is bool:
                 continue
+            if not isinstance(target, Mapping):
+                raise StructureProblem(f"{keyword} {ref!r} at {here} points at a value that is no schema "
+                                       "(an object or a boolean)")
             if id(target) not in self.pointers:
                 # A reference into a value that is no subschema (`#/x-defs/a`): check it as one.
                 problem = self.meta_problem(target)
