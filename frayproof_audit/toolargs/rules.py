@@ -182,9 +182,9 @@ def _schema(tool: CompiledTool, value: dict[str, Any], policy: Policy, typed: se
         raise SchemaFailure(f"tool {tool.name!r}: a $ref does not resolve: {exc}") from None
     except budget.NotJudged as exc:
         return [Problem(P.SCHEMA, P.CODE_NOT_JUDGED, one_line(str(exc)))]
-    except RecursionError:  # a recursive schema over arguments nested hundreds of levels deep
-        return [Problem(P.SCHEMA, P.CODE_NOT_JUDGED, "not judged: the arguments nest too deeply for "
-                        "their recursive schema to be validated")]
+    except RecursionError:  # hundreds of levels under a recursive schema, or in an error's repr
+        return [Problem(P.SCHEMA, P.CODE_NOT_JUDGED, "not judged: the arguments nest too deeply to be "
+                        "validated (Python's recursion limit)")]
     for error in sorted(errors, key=lambda e: (e.json_path, e.validator)):
         path = list(error.absolute_path)
         schema_path = list(error.relative_schema_path)
