@@ -109,9 +109,9 @@ def test_a_function_without_parameters_takes_none() -> None:
     ([{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "strin"}}}}],
      "[0].parameters: not a valid JSON Schema at properties/x/type"),
     ([{"name": "a", "parameters": {"properties": {"x": {"$ref": "#/$defs/nope"}}}}],
-     "$ref '#/$defs/nope' does not resolve"),
+     "$ref '#/$defs/nope' at #/properties/x does not resolve inside the schema"),
     ([{"name": "a", "parameters": {"properties": {"x": {"$ref": "https://example.com/x.json"}}}}],
-     "does not resolve"),
+     "$ref 'https://example.com/x.json' at #/properties/x is https://example.com/x.json, outside the schema"),
     ([{"name": "a", "parameters": {"$schema": "https://example.com/my-draft"}}], "unknown $schema"),
     ("tools.json", "must be a list of tool definitions"),
 ], ids=["bare-json-schema", "null-function", "duplicate", "server-tool", "null-input-schema",
@@ -218,12 +218,13 @@ def test_schemas_compile_once_per_contract_not_per_call(monkeypatch: pytest.Monk
     assert compiled.tool_set(contract.tools) is compiled.tool_set(contract.tools)
 
 
-def test_an_unresolvable_reference_found_while_validating_is_an_input_error() -> None:
-    # A nested $id moves the base URI, so the load-time reference check steps aside.
+def test_a_reference_under_a_nested_id_is_checked_when_the_contract_loads() -> None:
+    # A nested $id moves the base URI; the load-time check follows it (it used to step aside,
+    # and validation then fetched the URL: issue 23 D2).
     schema = {"type": "object", "properties": {"a": {"$id": "https://example.com/a", "$ref": "missing"}}}
-    contract = make_contract({"tools": [{"name": "t", "parameters": schema}]})
-    with pytest.raises(InputError, match=r"a \$ref does not resolve"):
-        validate(calling(("t", '{"a": 1}')), contract)
+    expected = r"\$ref 'missing' at #/properties/a is https://example.com/missing, outside the schema"
+    with pytest.raises(ContractError, match=expected):
+        make_contract({"tools": [{"name": "t", "parameters": schema}]})
 
 
 def test_mutation_testing_runs_with_tool_schemas() -> None:

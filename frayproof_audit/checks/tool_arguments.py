@@ -48,12 +48,14 @@ TYPE = Condition(P.CODE_TYPE, "Tool call argument has the wrong type ({call}): {
 DRIFT = Condition(P.CODE_DRIFT,
                   "Tool call passes an argument its schema does not declare ({call}): {evidence}")
 SCHEMA = Condition(P.CODE_SCHEMA, "Tool call arguments break their schema ({call}): {evidence}")
+NOT_JUDGED = Condition(P.CODE_NOT_JUDGED,
+                       "Tool call arguments could not be judged within bounds ({call}): {evidence}")
 NOT_STRING = Condition(P.CODE_NOT_STRING,
                        "Tool call arguments are raw JSON, not a JSON-encoded string ({call}): {evidence}")
 """Only `tool-args` meets this: the openai format rejects non-string arguments as input errors."""
 
 _CONDITIONS = {c.code: c for c in (JSON, NOT_OBJECT, EMPTY, MISSING, NOT_STRING, UNKNOWN_TOOL, REQUIRED,
-                                   TYPE, DRIFT, SCHEMA)}
+                                   TYPE, DRIFT, SCHEMA, NOT_JUDGED)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +135,7 @@ def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
 CHECK = Check(
     name=NAME,
     key="tool_arguments",
-    conditions=(JSON, NOT_OBJECT, EMPTY, MISSING, UNKNOWN_TOOL, REQUIRED, TYPE, DRIFT, SCHEMA),
+    conditions=(JSON, NOT_OBJECT, EMPTY, MISSING, UNKNOWN_TOOL, REQUIRED, TYPE, DRIFT, SCHEMA, NOT_JUDGED),
     find=find,
     summary="Every tool call's arguments against its tool's JSON Schema (inert without tool schemas).",
     options=(

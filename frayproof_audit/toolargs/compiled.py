@@ -6,19 +6,24 @@ validating one call, and a contract's tools are the same for every pair and ever
 identity: `ToolSchema.parameters` is a dict and cannot be hashed, and callers that build tools
 per record (the corpus worker) reuse one tuple per distinct tools list.
 
+The validator is jsonschema's class for the schema's draft with every keyword bounded
+(`keywords.bounded`), built over an explicit registry that holds nothing and retrieves nothing:
+every reference was resolved inside the schema when it was loaded (`refs`), and without a
+registry jsonschema would still try `urlopen` on anything it could not resolve.
+
 jsonschema is imported on first use, so contracts without tools never pay for it.
 """
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from frayproof_audit.toolargs.patterns import Pattern, compile_pattern
 from frayproof_audit.toolargs.quick import Proof, prove_valid
-from frayproof_audit.toolargs.text import one_line
 
 if TYPE_CHECKING:
     from frayproof_audit.toolargs.schemas import ToolSchema
@@ -40,69 +45,25 @@ def _validator_class(schema: Mapping[str, Any]) -> Any:
 def schema_problem(schema: Mapping[str, Any]) -> str | None:
     """Why `schema` cannot be used to validate arguments, or None.
 
-    The schema must be valid against its draft's meta-schema, and every local `$ref` must
-    resolve: a broken schema is an input error when it is loaded, not a finding on every call.
+    The schema must be valid against its draft's meta-schema, resolve every reference inside
+    itself, hold no `$ref` cycle that never moves into the arguments, nest within the limits
+    and have patterns that compile (`refs.structure_problem`): a broken schema is an input
+    error when it is loaded, not a finding on every call, and never a reason to fetch.
     """
-    from jsonschema.exceptions import SchemaError
+    from frayproof_audit.toolargs.keywords import meta_problem
+    from frayproof_audit.toolargs.refs import structure_problem
 
     cls = _validator_class(schema)
     if cls is None:
         return "unknown $schema (use a JSON Schema draft jsonschema knows, or leave it out)"
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path)
-        return one_line(f"not a valid JSON Schema{' at ' + where if where else ''}: {exc.message}")
-    try:
-        _patterns(schema)
-    except re.error as exc:
-        return one_line(f"patternProperties: not a valid pattern: {exc}")
-    return _ref_problem(schema)
+    return structure_problem(schema, cls, partial(meta_problem, cls))
 
 
-def _ref_problem(schema: Mapping[str, Any]) -> str | None:
-    """Resolve every `$ref` against the schema itself (no network: remote references fail).
-
-    Skipped when a nested `$id` changes the base URI, where a relative reference resolves
-    against that subschema; validation still reports an unresolvable reference then.
-    """
-    refs: list[str] = []
-    nested_id = False
-    stack: list[tuple[Any, bool]] = [(schema, True)]
-    while stack:
-        item, root = stack.pop()
-        if isinstance(item, Mapping):
-            if not root and isinstance(item.get("$id", item.get("id")), str):
-                nested_id = True
-            ref = item.get("$ref")
-            if isinstance(ref, str):
-                refs.append(ref)
-            stack.extend((value, False) for value in item.values())
-        elif isinstance(item, list):
-            stack.extend((value, False) for value in item)
-    if not refs or nested_id:
-        return None
-    from referencing import Registry
-    from referencing.exceptions import Unresolvable
-    from referencing.jsonschema import specification_with
-
-    cls = _validator_class(schema)
-    resource = specification_with(cls.ID_OF(cls.META_SCHEMA)).create_resource(schema)
-    base = resource.id() or ""
-    resolver = Registry().with_resource(base, resource).resolver(base_uri=base)
-    for ref in refs:
-        try:
-            resolver.lookup(ref)
-        except Unresolvable:
-            return one_line(f"$ref {ref!r} does not resolve inside the schema")
-    return None
-
-
-def _patterns(schema: Mapping[str, Any]) -> tuple[re.Pattern[str], ...]:
+def _patterns(schema: Mapping[str, Any]) -> tuple[Pattern, ...]:
     patterns = schema.get("patternProperties")
     if not isinstance(patterns, Mapping):
         return ()
-    return tuple(re.compile(pattern) for pattern in patterns)
+    return tuple(compile_pattern(pattern) for pattern in patterns)
 
 
 def _types(schema: Any) -> tuple[str, ...]:
@@ -124,7 +85,7 @@ class CompiledTool:
     name: str
     validator: Any
     properties: frozenset[str]
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[Pattern, ...]
     additional: str
     """`allowed` (additionalProperties true or a schema), `forbidden` (false) or `unset`."""
     required: tuple[str, ...]
@@ -139,6 +100,9 @@ class CompiledTool:
 
 def compile_tool(tool: ToolSchema) -> CompiledTool:
     from jsonschema.validators import Draft202012Validator
+    from referencing import Registry
+
+    from frayproof_audit.toolargs.keywords import bounded, without_schema
 
     schema = tool.parameters
     cls = _validator_class(schema)
@@ -148,7 +112,7 @@ def compile_tool(tool: ToolSchema) -> CompiledTool:
     required = schema.get("required")
     return CompiledTool(
         name=tool.name,
-        validator=cls(schema),
+        validator=bounded(cls)(without_schema(schema), registry=Registry()),
         properties=frozenset(properties),
         patterns=_patterns(schema),
         additional=UNSET if additional is None else FORBIDDEN if additional is False else ALLOWED,

@@ -33,6 +33,8 @@ CODE_REQUIRED = "TA-REQUIRED"
 CODE_TYPE = "TA-TYPE"
 CODE_DRIFT = "TA-DRIFT"
 CODE_SCHEMA = "TA-SCHEMA"
+CODE_NOT_JUDGED = "TA-NOT-JUDGED"
+"""The call could not be judged within bounds (`budget`): never a pass."""
 
 RULE_OF_CODE = {
     CODE_JSON: VALID_JSON,
@@ -45,6 +47,7 @@ RULE_OF_CODE = {
     CODE_TYPE: ARG_TYPES,
     CODE_DRIFT: NO_SCHEMA_DRIFT,
     CODE_SCHEMA: SCHEMA,
+    CODE_NOT_JUDGED: SCHEMA,  # or no_schema_drift, when a top-level key's patternProperties runs out
 }
 
 AS_EMPTY_OBJECT = "as_empty_object"

@@ -15,6 +15,7 @@ costs time, and the proof is built to err only towards False:
 * `$ref` only to `#/$defs/<name>` or `#/definitions/<name>` of the same schema, not
   recursive, and no `$id` anywhere (which would move the base of references);
 * values are what a JSON parser returns (dict, list, str, int, float, bool, None);
+* `pattern` only when RE2 runs it, read as the validator reads it (`patterns`: ECMA-262);
 * `enum` and `const` are proven only by a member of the same type that compares equal, and
   `uniqueItems` only for arrays of strings, which sidesteps jsonschema's own equality rules
   (`1 == 1.0`, `True != 1`) instead of reimplementing them.
@@ -25,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from frayproof_audit.toolargs.patterns import RE2, PatternError, compile_pattern
 
 Proof = Callable[[Any], bool]
 
@@ -217,10 +220,13 @@ class _Builder:
             if type(pattern) is not str:
                 raise _Unsupported("pattern")
             try:
-                search = re.compile(pattern).search
-            except re.error:
+                compiled = compile_pattern(pattern)
+            except PatternError:
                 raise _Unsupported("pattern") from None
-            tests.append(lambda value: type(value) is not str or search(value) is not None)
+            if compiled.engine != RE2:
+                raise _Unsupported("a pattern only the backtracking engine runs (it has a budget)")
+            search = compiled.search
+            tests.append(lambda value: type(value) is not str or search(value))
         return tests
 
 

@@ -8,6 +8,9 @@ testing re-checks the same calls in dozens of mutants, and a corpus repeats call
 Each problem is reported once, by the most specific enabled rule: a missing top-level required
 field is `required_fields`, a wrong top-level `type` is `arg_types`, and `schema` reports only
 what those two do not (nested values, enum, formats of numbers, references, combinators).
+
+Each call is judged within its time budget (`budget`): a call whose schema validation cannot
+finish in it is `TA-NOT-JUDGED` under `schema` (at that rule's severity), never a pass.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from frayproof_audit.jsonio import JSONProblem, loads_strict
+from frayproof_audit.toolargs import budget
 from frayproof_audit.toolargs import policy as P
 from frayproof_audit.toolargs.compiled import FORBIDDEN, UNSET, CompiledTool, ToolSet
 from frayproof_audit.toolargs.policy import Policy, Problem
@@ -38,7 +42,11 @@ def judge(tools: ToolSet, name: str, arguments: Any, present: bool, policy: Poli
         hit = tools.verdicts.get(key)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
-    found = tuple(_judge(tools, name, arguments, present, policy))
+    previous = budget.start(len(arguments) if type(arguments) is str else 0)
+    try:
+        found = tuple(_judge(tools, name, arguments, present, policy))
+    finally:
+        budget.stop(previous)
     if cacheable:
         if len(tools.verdicts) >= _CACHE_LIMIT:
             tools.verdicts.clear()
@@ -155,7 +163,10 @@ def _drift(tool: CompiledTool, value: dict[str, Any], policy: Policy) -> list[Pr
         return []
     if tool.additional == FORBIDDEN and policy.on(P.SCHEMA):
         return []
-    undeclared = [key for key in value if not tool.declares(key)]
+    try:
+        undeclared = [key for key in value if not tool.declares(key)]
+    except budget.NotJudged as exc:  # a patternProperties key only backtracking can match
+        return [Problem(P.NO_SCHEMA_DRIFT, P.CODE_NOT_JUDGED, one_line(str(exc)))]
     return [Problem(P.NO_SCHEMA_DRIFT, P.CODE_DRIFT, one_line(key, 80)) for key in sorted(undeclared)]
 
 
@@ -169,6 +180,11 @@ def _schema(tool: CompiledTool, value: dict[str, Any], policy: Policy, typed: se
         errors = list(tool.validator.iter_errors(value))
     except Unresolvable as exc:
         raise SchemaFailure(f"tool {tool.name!r}: a $ref does not resolve: {exc}") from None
+    except budget.NotJudged as exc:
+        return [Problem(P.SCHEMA, P.CODE_NOT_JUDGED, one_line(str(exc)))]
+    except RecursionError:  # hundreds of levels under a recursive schema, or in an error's repr
+        return [Problem(P.SCHEMA, P.CODE_NOT_JUDGED, "not judged: the arguments nest too deeply to be "
+                        "validated (Python's recursion limit)")]
     for error in sorted(errors, key=lambda e: (e.json_path, e.validator)):
         path = list(error.absolute_path)
         schema_path = list(error.relative_schema_path)

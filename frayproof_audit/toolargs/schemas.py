@@ -173,17 +173,40 @@ def _parameters_problem(parameters: Any) -> str | None:
     return schema_problem(parameters)
 
 
+MAX_SCHEMA_VALUES = 1_000_000
+"""Values in one tool schema, counted as JSON would spell it (YAML aliases expanded)."""
+
+
 def _json_problem(value: Any) -> str | None:
-    """Why a schema from YAML is not JSON (an unquoted date, a non-string key), or None."""
-    stack = [value]
+    """Why a schema from YAML is not JSON (an unquoted date, a non-string key, an alias that
+    contains itself or expands beyond `MAX_SCHEMA_VALUES`), or None.
+
+    YAML aliases share one built value: each container is checked once (linear on shared
+    values), and its expanded size is counted, so an alias bomb is refused instead of walked.
+    """
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(value, False)]
     while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            if any(type(key) is not str for key in item):
+        item, leaving = stack.pop()
+        if isinstance(item, (Mapping, list)):
+            key = id(item)
+            items = list(item.values()) if isinstance(item, Mapping) else item
+            if leaving:
+                on_path.discard(key)
+                sizes[key] = 1 + sum(sizes.get(id(each), 1) for each in items)
+                if sizes[key] > MAX_SCHEMA_VALUES:
+                    return f"must be JSON of at most {MAX_SCHEMA_VALUES:,} values (YAML aliases expanded)"
+                continue
+            if key in on_path:
+                return "must be JSON: it contains itself (a recursive YAML alias)"
+            if key in sizes:
+                continue
+            if isinstance(item, Mapping) and any(type(name) is not str for name in item):
                 return "must be JSON: every key must be a string"
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
+            on_path.add(key)
+            stack.append((item, True))
+            stack.extend((each, False) for each in items)
         elif type(item) is float and not math.isfinite(item):
             return "must be JSON: it holds a non-finite number"
         elif not (item is None or type(item) in (str, int, float, bool)):
