@@ -50,7 +50,8 @@ def good_pair(n: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A compaction the test contract accepts: the oldest exchange summarized, the last one and
     the latest request kept."""
     before = [system("Never write to production."), user(f"old {n}"), assistant(f"old answer {n}"),
-              user(f"read {n}"), call(f"c{n}"), result(f"c{n}"), assistant(f"answer {n}"), user(f"question {n}")]
+              user(f"read {n}"), call(f"c{n}"), result(f"c{n}"), assistant(f"answer {n}"),
+              user(f"question {n}")]
     return before, [before[0], user(f"Summary: old {n}"), *before[3:]]
 
 
@@ -147,9 +148,11 @@ def test_pydantic_items_are_dumped_as_their_sdk_dumps_them(tmp_path: Path) -> No
     pytest.importorskip("openai")
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+    text = ResponseOutputText(type="output_text", text="hi", annotations=[])
     message = ResponseOutputMessage(id="msg_1", type="message", role="assistant", status="completed",
-                                    content=[ResponseOutputText(type="output_text", text="hi", annotations=[])])
-    call_item = ResponseFunctionToolCall(type="function_call", call_id="call_1", name="read", arguments="{}")
+                                    content=[text])
+    call_item = ResponseFunctionToolCall(type="function_call", call_id="call_1", name="read",
+                                         arguments="{}")
     with PairWriter(tmp_path) as writer:
         writer.record([message, call_item], [message], compactor="c", format="openai-responses")
     [record] = (json.loads(line) for line in lines_of(tmp_path))
@@ -419,7 +422,8 @@ writer = PairWriter(sys.argv[1], host="killed", max_file_bytes=2**40)
 content = "x" * int(sys.argv[2])
 n = 0
 while True:
-    before = [{"role": "system", "content": "Never write to production."}, {"role": "user", "content": content}]
+    before = [{"role": "system", "content": "Never write to production."},
+              {"role": "user", "content": content}]
     writer.record(before, before, compactor="c", pair_id=f"p{n:08d}", logged_at="2025-06-02T10:00:00Z")
     n += 1
 """
@@ -429,8 +433,9 @@ def test_a_writer_killed_mid_line_costs_that_line_only(tmp_path: Path) -> None:
     root = tmp_path / "logs"
     content = 8 * 1024 * 1024
     for attempt in range(8):
-        child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(root / str(attempt)), str(content)],
-                                 env={**os.environ, "PYTHONPATH": str(REPO)})
+        child = subprocess.Popen(
+            [sys.executable, "-c", KILLED_WRITER, str(root / str(attempt)), str(content)],
+            env={**os.environ, "PYTHONPATH": str(REPO)})
         line_length = None
         deadline = time.monotonic() + 60
         try:
@@ -506,8 +511,10 @@ import json, resource, sys
 from frayproof_audit.capture import PairWriter
 resource.setrlimit(resource.RLIMIT_FSIZE, (2_000_000, 2_000_000))
 writer = PairWriter(sys.argv[1])
-before = [{"role": "system", "content": "Never write to production."}, {"role": "user", "content": "x" * 150_000}]
-done = [writer.record(before, before, compactor="c", logged_at="2025-06-02T10:00:00Z") is not None for _ in range(30)]
+before = [{"role": "system", "content": "Never write to production."},
+          {"role": "user", "content": "x" * 150_000}]
+done = [writer.record(before, before, compactor="c", logged_at="2025-06-02T10:00:00Z") is not None
+        for _ in range(30)]
 stats = writer.stats()
 print(json.dumps({"ok": done.count(True), "failed": done.count(False), "written": stats.written,
                   "errors": stats.errors, "last": stats.last_error, "limit": 2_000_000}))
@@ -578,7 +585,7 @@ def test_memory_filesystem_uploads_whole_objects(tmp_path: Path) -> None:
     stats = writer.stats()
     assert (stats.written, stats.pending, stats.errors) == (10, 0, 0)
     objects = sorted(fs.find(root))
-    assert len(objects) == 2 and [o.split("/")[-2] for o in objects] == ["log_date=2025-06-02", "log_date=2025-06-03"]
+    assert [o.split("/")[-2] for o in objects] == ["log_date=2025-06-02", "log_date=2025-06-03"]
     summary = run_audit(root, write_contract(tmp_path), tmp_path / "out")
     assert (summary.pairs, summary.passed, summary.failed) == (10, 7, 3)
     fs.rm(root, recursive=True)
@@ -603,7 +610,7 @@ class _FlakyFS:
         self.objects[path] = data
 
 
-def test_a_failed_upload_is_retried_into_the_same_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_upload_is_retried_into_the_same_object(monkeypatch: pytest.MonkeyPatch) -> None:
     import fsspec
 
     flaky = _FlakyFS(failures=2)
@@ -720,7 +727,8 @@ def _night_records(night: str, count: int, start: int) -> list[dict[str, Any]]:
 def test_nightly_incremental_audit_matches_hand_logged_pairs(tmp_path: Path) -> None:
     contract = write_contract(tmp_path)
     root, hand = tmp_path / "logs", tmp_path / "hand"
-    nights = {"2025-06-02": _night_records("2025-06-02", 9, 0), "2025-06-03": _night_records("2025-06-03", 7, 9)}
+    nights = {"2025-06-02": _night_records("2025-06-02", 9, 0),
+              "2025-06-03": _night_records("2025-06-03", 7, 9)}
 
     def log(writer: PairWriter, records: list[dict[str, Any]]) -> None:
         for record in records:

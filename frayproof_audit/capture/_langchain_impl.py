@@ -50,6 +50,10 @@ class _Step:
 _STEP: contextvars.ContextVar[_Step | None] = contextvars.ContextVar("frayproof_capture_step", default=None)
 
 
+def _frozen(value: object) -> FrozenSnapshot | None:
+    return value if isinstance(value, FrozenSnapshot) else None
+
+
 def _with_system(system: BaseMessage | None, messages: FrozenSnapshot) -> FrozenSnapshot:
     """The system message the model gets, in front of the messages (the agent keeps it out of
     its state, but it is part of the context, and a hook may change it)."""
@@ -148,7 +152,7 @@ class CaptureStart(AgentMiddleware[CaptureState, Any, Any]):  # type: ignore[typ
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> Any:
-        token = _STEP.set(_Step(request.state.get(BEFORE), request.system_message))
+        token = _STEP.set(_Step(_frozen(request.state.get(BEFORE)), request.system_message))
         try:
             return handler(request)
         finally:
@@ -156,7 +160,7 @@ class CaptureStart(AgentMiddleware[CaptureState, Any, Any]):  # type: ignore[typ
 
     async def awrap_model_call(self, request: ModelRequest[Any],
                                handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]) -> Any:
-        token = _STEP.set(_Step(request.state.get(BEFORE), request.system_message))
+        token = _STEP.set(_Step(_frozen(request.state.get(BEFORE)), request.system_message))
         try:
             return await handler(request)
         finally:
@@ -195,7 +199,8 @@ def _edits_context(middleware: AgentMiddleware) -> bool:
 def agent_middleware(capture: PairCapture, middleware: Sequence[AgentMiddleware], tools: bool,
                      ) -> list[AgentMiddleware]:
     recorder = AgentRecorder(capture, tools)
-    return [CaptureStart(recorder), *middleware, CaptureEnd(recorder)]
+    wrapped: list[Any] = [CaptureStart(recorder), *middleware, CaptureEnd(recorder)]
+    return wrapped
 
 
 def default_compactor(middleware: Sequence[Any]) -> str:

@@ -17,10 +17,9 @@ Importing this module needs nothing; using it needs `openai-agents`
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import inspect
 from collections.abc import Callable
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from frayproof_audit.capture.recorder import PairCapture, SessionSource
@@ -40,21 +39,31 @@ FORMAT = "openai-responses"
 
 
 def _require() -> None:
-    if importlib.util.find_spec("agents") is None:
+    try:
+        importlib.import_module("agents")
+    except ImportError as exc:
         raise ImportError(f"frayproof_audit.capture.agents needs the OpenAI Agents SDK "
-                          f"(openai-agents is not installed): {EXTRA}")
+                          f"(openai-agents is not installed): {EXTRA}") from exc
 
 
-@lru_cache(maxsize=256)
+_TAKES_WRAPPER: dict[tuple[type, str], bool] = {}
+
+
 def _takes_wrapper(kind: type, name: str) -> bool:
     """Whether `kind.name` accepts a `wrapper` keyword (the SDK's opt-in for context-aware
     sessions), so it is passed on exactly when the wrapped session asked for it."""
+    known = _TAKES_WRAPPER.get((kind, name))
+    if known is not None:
+        return known
     try:
         parameters = inspect.signature(getattr(kind, name)).parameters.values()
     except (TypeError, ValueError, AttributeError):
-        return False
-    return any(p.name == "wrapper" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-               for p in parameters)
+        found = False
+    else:
+        found = any(p.name == "wrapper" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                    for p in parameters)
+    _TAKES_WRAPPER[(kind, name)] = found
+    return found
 
 
 async def _call(target: Any, name: str, *args: Any, wrapper: Any = None) -> Any:

@@ -201,7 +201,7 @@ class PairCapture:
         writer = self.writer
         if writer is None or before.frozen is None or after is None:
             return
-        extra = {} if live is None else {"guard": live}
+        extra: dict[str, Any] = {} if live is None else {"guard": live}
         fmt = before.frozen.format or after.format or before.format
         writer.record(before.frozen, after, compactor=self.compactor, session_id=session_id,
                       format=fmt, tools=tools, **extra)

@@ -83,7 +83,8 @@ def _default(value: Any) -> Any:
     if base is not None and isinstance(value, base):
         from langchain_core.messages import convert_to_openai_messages
 
-        return convert_to_openai_messages(value)
+        message: Any = value
+        return convert_to_openai_messages(message)
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return dump(mode="json", exclude_unset=True, warnings=False)
@@ -188,7 +189,7 @@ def identifier(value: Any, name: str) -> str | int | None:
     if value is None or type(value) is str or type(value) is int:
         if value == "" and name == "pair_id":
             raise RecordError("pair_id must not be empty")
-        return value  # type: ignore[no-any-return]
+        return value
     raise RecordError(f"{name} must be a string or an integer, got {type(value).__name__}")
 
 

@@ -10,6 +10,7 @@ at the end of its own file.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import os
@@ -72,7 +73,8 @@ class _Open:
 class LocalSink:
     """Appends lines to this process's files under a local folder."""
 
-    def __init__(self, root: str, suffix: str, host: str, max_file_bytes: int, gzip_level: int | None) -> None:
+    def __init__(self, root: str, suffix: str, host: str, max_file_bytes: int,
+                 gzip_level: int | None) -> None:
         self.root = root
         self.suffix = suffix
         self.host = host
@@ -153,10 +155,8 @@ class LocalSink:
     def _close(self, night: str) -> None:
         handle = self._open.pop(night, None)
         if handle is not None:
-            try:
+            with contextlib.suppress(OSError):  # a close of a file we opened
                 os.close(handle.fd)
-            except OSError:  # pragma: no cover - close of a file we opened
-                pass
 
     def flush(self) -> None:
         """Make what was written durable (fsync); OSError if the disk says it is not."""
@@ -173,10 +173,8 @@ class LocalSink:
         """In a forked child: the parent's files stay the parent's; close our copies."""
         self.lock = threading.Lock()
         for handle in self._open.values():
-            try:
+            with contextlib.suppress(OSError):
                 os.close(handle.fd)
-            except OSError:  # pragma: no cover
-                pass
         self._open = {}
         self.files = []
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures.thread  # noqa: F401 - registers its exit hook before ours (see the end)
+import contextlib
 import itertools
 import logging
 import os
@@ -441,10 +442,8 @@ def _after_fork_in_child() -> None:
 
 def _close_all_at_exit() -> None:
     for writer in list(_LIVE):
-        try:
+        with contextlib.suppress(Exception):  # a strict writer at exit: nothing to raise into
             writer.close()
-        except Exception:  # noqa: S110 - strict writers at exit: nothing left to raise into
-            pass
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
