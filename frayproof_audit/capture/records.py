@@ -24,7 +24,8 @@ from frayproof_audit.files import read_regular_file
 from frayproof_audit.model import Snapshot
 from frayproof_audit.snapshot import MAX_SNAPSHOT_BYTES, parse_snapshot_bytes
 
-RESERVED = ("pair_id", "session_id", "compactor", "logged_at", "format", "tools", "before", "after")
+RESERVED = frozenset({"pair_id", "session_id", "compactor", "logged_at", "format", "tools", "before",
+                      "after"})
 """The record fields `audit` reads; extra keys may not take these names."""
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -64,6 +65,13 @@ def to_wire(value: Any) -> tuple[Any, str | None]:
     left out: LangChain assigns them during a run, so they would make kept messages differ);
     a neutral `Snapshot` becomes its Chat Completions dicts; a path is read as the JSON file it
     names (as `check` reads it); anything else is written as it is."""
+    if type(value) is list:  # the common case first: a plain message list
+        base = _langchain_message_type()
+        if base is not None and any(isinstance(m, base) for m in value):
+            from langchain_core.messages import convert_to_openai_messages
+
+            return convert_to_openai_messages(value), "openai"
+        return value, None
     if isinstance(value, Snapshot):
         return value.to_wire(), "openai"
     if isinstance(value, str | os.PathLike):
@@ -91,45 +99,62 @@ def _default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _fallback_default(value: Any) -> Any:
-    if isinstance(value, orjson.Fragment):
-        raise TypeError("internal: fragments never reach the standard library")
+def _fast_default(value: Any) -> Any:
+    if isinstance(value, FrozenSnapshot):
+        return orjson.Fragment(value.data)
     return _default(value)
 
 
-def dumps(value: Any) -> bytes:
-    """Compact JSON of `value`; what orjson cannot write (integers beyond 64 bits, nesting past
-    its limit, non-string keys) the standard library writes in the same layout, escaping any
-    lone surrogate so the line is still written and `audit` names it."""
+def _exact_default(value: Any) -> Any:
+    if isinstance(value, FrozenSnapshot):
+        return json.loads(value.data)  # exact: orjson would read big integers as floats
+    return _default(value)
+
+
+def dumps(value: Any, newline: bool = False) -> bytes:
+    """Compact JSON of `value` (a `FrozenSnapshot` inside it is its JSON, spliced in as is); what
+    orjson cannot write (integers beyond 64 bits, nesting past its limit, non-string keys) the
+    standard library writes in the same layout, escaping any lone surrogate so the line is
+    still written and `audit` names it."""
     try:
-        return orjson.dumps(value, default=_default)
+        return orjson.dumps(value, default=_fast_default,
+                            option=orjson.OPT_APPEND_NEWLINE if newline else 0)
     except TypeError as exc:
-        if _has_fragment(value):
-            raise RecordError(str(exc)) from None
         try:
-            text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=_fallback_default)
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=_exact_default)
         except (TypeError, ValueError, RecursionError) as second:
             raise RecordError(str(second) or str(exc)) from None
-        return text.encode("ascii")
+        return text.encode("ascii") + (b"\n" if newline else b"")
 
 
-def _has_fragment(value: Any) -> bool:
-    return isinstance(value, dict) and any(isinstance(item, orjson.Fragment) for item in value.values())
+def wire_of(value: Any) -> tuple[Any, str | None]:
+    """`to_wire`, with a frozen snapshot kept as it is; `RecordError` for a path that cannot
+    be read."""
+    if isinstance(value, FrozenSnapshot):
+        return value, value.format
+    try:
+        return to_wire(value)
+    except (OSError, ValueError) as exc:
+        raise RecordError(f"cannot read the snapshot: {exc}") from None
+
+
+def plain(value: Any) -> Any:
+    """A wire value as fresh plain JSON values (what `redact` gets, free to edit)."""
+    if isinstance(value, FrozenSnapshot):
+        return json.loads(value.data)
+    return json.loads(dumps(value))
 
 
 def freeze(value: Any) -> FrozenSnapshot:
     """Serialize a snapshot now (see `to_wire`); `RecordError` when it cannot be."""
     if isinstance(value, FrozenSnapshot):
         return value
-    try:
-        wire, fmt = to_wire(value)
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"cannot read the snapshot: {exc}") from None
+    wire, fmt = wire_of(value)
     return FrozenSnapshot(dumps(wire), fmt)
 
 
 def _utc_text(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def timestamp(value: Any, now: Callable[[], datetime]) -> tuple[str, str]:
@@ -151,7 +176,8 @@ def timestamp(value: Any, now: Callable[[], datetime]) -> tuple[str, str]:
     else:
         raise RecordError(f"logged_at must be a datetime, RFC 3339 text or epoch number, got "
                           f"{type(value).__name__}")
-    return _utc_text(moment), f"{moment:%Y-%m-%d}"
+    text = _utc_text(moment)
+    return text, text[:10]
 
 
 def _parse_text_time(text: str) -> datetime:

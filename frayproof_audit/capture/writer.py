@@ -26,16 +26,15 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal
 
-import orjson
-
 from frayproof_audit.capture.records import (
     RESERVED,
     RecordError,
     dumps,
-    freeze,
     identifier,
+    plain,
     sampled_in,
     timestamp,
+    wire_of,
 )
 from frayproof_audit.capture.sinks import LocalSink, RemoteSink, host_name
 from frayproof_audit.formats import FORMATS
@@ -218,28 +217,30 @@ class PairWriter:
             raise RecordError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         if tools is not None and not isinstance(tools, list):
             raise RecordError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
-        clash = sorted(set(extra) & set(RESERVED))
-        if clash:  # pragma: no cover - keyword parameters take these names first
-            raise RecordError(f"extra fields may not be named {', '.join(clash)}")
+        if extra and not RESERVED.isdisjoint(extra):  # pragma: no cover - keyword parameters win
+            clash = ", ".join(sorted(RESERVED & set(extra)))
+            raise RecordError(f"extra fields may not be named {clash}")
         when, night = timestamp(logged_at, _utc_now)
-        frozen_before, frozen_after = freeze(before), freeze(after)
+        wire_before, format_before = wire_of(before)
+        wire_after, format_after = wire_of(after)
         record: dict[str, Any] = {"pair_id": pair}
         if session is not None:
             record["session_id"] = session
         record["compactor"] = compactor
         record["logged_at"] = when
-        fmt = fmt or frozen_before.format or frozen_after.format
+        fmt = fmt or format_before or format_after
         if fmt is not None:
             record["format"] = fmt
         if tools is not None:
             record["tools"] = tools
         record.update(extra)
         if self.redact is None:
-            record["before"] = orjson.Fragment(frozen_before.data)
-            record["after"] = orjson.Fragment(frozen_after.data)
+            # One serialization of the whole line, now: the snapshots are captured as they are
+            # when `record` is called.
+            record["before"], record["after"] = wire_before, wire_after
         else:
-            record = orjson.loads(dumps(record))
-            record["before"], record["after"] = frozen_before.value(), frozen_after.value()
+            record = plain(record)
+            record["before"], record["after"] = plain(wire_before), plain(wire_after)
             redacted = self.redact(record)
             if redacted is None:
                 with self._stats_lock:
@@ -248,7 +249,7 @@ class PairWriter:
             if not isinstance(redacted, dict):
                 raise RecordError(f"redact must return a dict or None, got {type(redacted).__name__}")
             record = redacted
-        line = dumps(record) + b"\n"
+        line = dumps(record, newline=True)
         sink = self._sink
         if isinstance(sink, LocalSink):
             sink.write(night, sink.encode(line))
