@@ -34,6 +34,7 @@ from langchain_core.messages import (
     trim_messages,
 )
 from langchain_core.tools import tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
@@ -182,7 +183,8 @@ def test_trimming_in_before_model_and_in_wrap_model_call_is_captured(tmp_path: P
     for name, middleware in (("hook", trim_hook), ("wrap", drop_old_results)):
         writer = PairWriter(tmp_path / name)
         agent = create_agent(ToolCallingFake(messages=agent_script(5)), [read], system_prompt=SYSTEM,
-                             middleware=recording(writer, [middleware], compactor=f"trim-{name}"),
+                             middleware=recording(writer, [middleware], compactor=f"trim-{name}",
+                                                  tools=name == "wrap"),
                              checkpointer=InMemorySaver())
         for n in range(5):
             agent.invoke({"messages": [HumanMessage(f"question {n}")]}, {"configurable": {"thread_id": name}})
@@ -194,9 +196,13 @@ def test_trimming_in_before_model_and_in_wrap_model_call_is_captured(tmp_path: P
             assert record["before"][0] == record["after"][0] == {"role": "system", "content": SYSTEM}
         if name == "hook":
             assert all(len(r["after"]) < len(r["before"]) for r in logged)
+            assert all("tools" not in r for r in logged)
         else:
             assert all(len(r["after"]) == len(r["before"]) for r in logged)
             assert any(m.get("content") == "[cleared]" for r in logged for m in r["after"])
+            assert all(r["tools"] == [convert_to_openai_tool(read)] for r in logged)
+        summary = run_audit(str(tmp_path / name), write_contract(tmp_path), tmp_path / f"{name}-out")
+        assert (summary.pairs, summary.input_errors) == (len(logged), 0)
 
 
 def test_async_agents_record_too_and_a_contract_can_stop_the_model_call(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit import Snapshot, load_snapshot
-from frayproof_audit.capture import CaptureError, PairWriter, redact_strings
+from frayproof_audit.capture import CaptureError, PairWriter, redact_strings, sinks
 from frayproof_audit.capture.records import sampled_in
 from tests.capture_support import (
     can_mount,
@@ -475,6 +475,13 @@ def _fill(writer: PairWriter, size: int, count: int) -> list[bool]:
     return [writer.record(before, before, compactor="c", logged_at=NIGHT) is not None for _ in range(count)]
 
 
+@pytest.fixture
+def prompt_nlink_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer looks whether its file still exists once a second; at once here."""
+    monkeypatch.setattr(sinks, "_NLINK_CHECK_SECONDS", 0.0)
+
+
+@pytest.mark.usefixtures("prompt_nlink_checks")
 @pytest.mark.parametrize("compression", [None, "gzip"])
 def test_a_full_disk_never_raises_and_leaves_only_whole_lines(tmp_path: Path, compression: Any) -> None:
     if not can_mount():
@@ -498,7 +505,6 @@ def test_a_full_disk_never_raises_and_leaves_only_whole_lines(tmp_path: Path, co
         written_before = stats.written
         assert writer.record(before, before, compactor="c", logged_at=NIGHT) is None  # still full
         path.unlink()  # room again: writing resumes (into a new file: the old one is gone)
-        time.sleep(1.1)
         assert writer.record(before, before, compactor="c", logged_at=NIGHT) is not None
         writer.close()
         summary = run_audit(str(root), write_contract(tmp_path), tmp_path / "out")
@@ -554,15 +560,20 @@ def test_a_read_only_target_never_raises(tmp_path: Path) -> None:
     assert writer.errors == 1 and isinstance(writer.last_error, PermissionError)
 
 
-def test_a_file_deleted_under_the_writer_is_replaced(tmp_path: Path) -> None:
-    with PairWriter(tmp_path) as writer:
+@pytest.mark.usefixtures("prompt_nlink_checks")
+def test_a_file_deleted_or_rotated_away_under_the_writer_is_replaced(tmp_path: Path) -> None:
+    with PairWriter(tmp_path / "logs") as writer:
         writer.record(*good_pair(), compactor="c", logged_at=NIGHT)
-        [path] = files_under(tmp_path)
-        path.unlink()  # log cleanup, or a move by hand
-        time.sleep(1.1)
+        [path] = files_under(tmp_path / "logs")
+        path.unlink()  # log cleanup
         writer.record(*good_pair(1), compactor="c", logged_at=NIGHT)
-    [replacement] = files_under(tmp_path)
-    assert replacement != path and len(replacement.read_bytes().splitlines()) == 1
+        [second] = files_under(tmp_path / "logs")
+        second.rename(tmp_path / "rotated.jsonl")  # a rotation by rename
+        writer.record(*good_pair(2), compactor="c", logged_at=NIGHT)
+    [third] = files_under(tmp_path / "logs")
+    assert len({path, second, third}) == 3
+    assert len((tmp_path / "rotated.jsonl").read_bytes().splitlines()) == 1
+    assert len(third.read_bytes().splitlines()) == 1
 
 
 # --- fsspec targets -----------------------------------------------------------------------
@@ -768,3 +779,9 @@ def test_the_cli_reads_the_writers_folder(tmp_path: Path) -> None:
     summary = json.loads(done.stdout)
     assert (summary["pairs"], summary["passed"], summary["input_errors"]) == (3, 3, 0)
 
+
+
+def test_file_start_stamps_strictly_increase_within_a_process() -> None:
+    stamps = [sinks.start_stamp() for _ in range(5000)]
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)
+    assert all(re.fullmatch(r"\d{8}T\d{12}Z", stamp) for stamp in stamps[:10])

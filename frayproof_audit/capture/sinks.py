@@ -18,11 +18,14 @@ import re
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+KEPT_NAMES = 4096
+"""How many of the files (objects) it created a sink remembers, newest kept."""
 _START_LOCK = threading.Lock()
 _last_start = 0
 _NLINK_CHECK_SECONDS = 1.0
@@ -48,7 +51,7 @@ def start_stamp() -> str:
     with _START_LOCK:
         now = time.time_ns() // 1000
         _last_start = now = max(now, _last_start + 1)
-    moment = datetime.fromtimestamp(now / 1_000_000, tz=UTC)
+    moment = datetime.fromtimestamp(now // 1_000_000, tz=UTC)
     return f"{moment:%Y%m%dT%H%M%S}{now % 1_000_000:06d}Z"
 
 
@@ -81,7 +84,7 @@ class LocalSink:
         self.max_file_bytes = max_file_bytes
         self.gzip_level = gzip_level
         self.lock = threading.Lock()
-        self.files: list[str] = []
+        self.files: deque[str] = deque(maxlen=KEPT_NAMES)
         self._open: dict[str, _Open] = {}
 
     def encode(self, line: bytes) -> bytes:
@@ -122,20 +125,13 @@ class LocalSink:
             self._close(night)
 
     def _handle(self, night: str) -> _Open:
-        handle = self._open.get(night)
+        handle = self._open.pop(night, None)
         if handle is not None:
-            now = time.monotonic()
-            if now - handle.checked < _NLINK_CHECK_SECONDS:
-                if next(reversed(self._open)) != night:
-                    self._open[night] = self._open.pop(night)  # most recently used last
+            if self._still_there(handle):
+                self._open[night] = handle  # most recently used last
                 return handle
-            handle.checked = now
-            try:
-                if os.fstat(handle.fd).st_nlink > 0:
-                    return handle
-            except OSError:
-                pass
-            self._close(night)  # deleted or moved away under us: start a new file
+            with contextlib.suppress(OSError):  # deleted or moved away under us: a new file
+                os.close(handle.fd)
         while len(self._open) >= _OPEN_NIGHTS:
             self._close(next(iter(self._open)))  # the night moved on: the oldest file is done
         folder = os.path.join(self.root, f"log_date={night}")
@@ -151,6 +147,20 @@ class LocalSink:
         handle = self._open[night] = _Open(path, fd)
         self.files.append(path)
         return handle
+
+    @staticmethod
+    def _still_there(handle: _Open) -> bool:
+        """Whether the file is still at its path (looked at once a second at most): a file
+        deleted, or renamed away by a log rotation, is left alone and a new one started."""
+        now = time.monotonic()
+        if now - handle.checked < _NLINK_CHECK_SECONDS:
+            return True
+        handle.checked = now
+        try:
+            opened, named = os.fstat(handle.fd), os.stat(handle.path)
+        except OSError:
+            return False
+        return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
 
     def _close(self, night: str) -> None:
         handle = self._open.pop(night, None)
@@ -176,7 +186,7 @@ class LocalSink:
             with contextlib.suppress(OSError):
                 os.close(handle.fd)
         self._open = {}
-        self.files = []
+        self.files = deque(maxlen=KEPT_NAMES)
 
 
 @dataclass
@@ -207,7 +217,7 @@ class RemoteSink:
         self.on_lost = on_lost
         self.lock = threading.Lock()
         self.upload_lock = threading.Lock()
-        self.files: list[str] = []
+        self.files: deque[str] = deque(maxlen=KEPT_NAMES)
         self.failing: BaseException | None = None
         self._current: dict[str, _Batch] = {}
         self._retry: list[_Batch] = []
@@ -293,5 +303,5 @@ class RemoteSink:
         self.lock = threading.Lock()
         self.upload_lock = threading.Lock()
         self._current, self._retry = {}, []
-        self.files = []
+        self.files = deque(maxlen=KEPT_NAMES)
         self.failing = None

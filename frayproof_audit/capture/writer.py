@@ -69,7 +69,7 @@ class WriterStats:
     `redact`, or buffered lines lost while a store stayed unreachable."""
     last_error: str | None
     files: tuple[str, ...]
-    """The files (or objects) this writer created, oldest first."""
+    """The files (or objects) this writer created, oldest first (the last 4,096)."""
 
 
 class PairWriter:
@@ -131,8 +131,8 @@ class PairWriter:
         limit = max_file_bytes or (16 * _MIB if compression == "gzip" else 64 * _MIB)
         local = _local_root(self.root)
         self._sink: LocalSink | RemoteSink
-        if local is not None:
-            self._sink = LocalSink(local, suffix, host_name(host), limit, level)
+        if local is not None:  # absolute now: a later chdir must not move the log
+            self._sink = LocalSink(os.path.abspath(local), suffix, host_name(host), limit, level)
         else:
             import fsspec
 
