@@ -12,14 +12,16 @@ import inspect
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from frayproof_audit.capture.recorder import MODES, PairCapture, SessionSource
 from frayproof_audit.contract import load_contract
 from frayproof_audit.errors import InputError
 
 if TYPE_CHECKING:
+    from frayproof_audit.capture.recorder import SessionSource
     from frayproof_audit.capture.writer import PairWriter
 
 __all__ = ["MODES", "guard"]
+
+MODES = ("raise", "warn", "log")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,6 +58,8 @@ def guard(
     if on_violation not in MODES:
         raise ValueError(f"on_violation must be one of {', '.join(MODES)}")
     resolved = load_contract(contract)
+    # Imported here, not at the top: `import frayproof_audit` stays as light as it was.
+    from frayproof_audit.capture.recorder import PairCapture
 
     def decorate(function: F) -> F:
         parameters = list(inspect.signature(function).parameters)

@@ -21,11 +21,11 @@ from frayproof_audit.capture.writer import CaptureError, PairWriter
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import ContractViolation, ContractWarning, InputError
+from frayproof_audit.guard import MODES
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import Loaded, load_source
 
 LOGGER = logging.getLogger("frayproof_audit")
-MODES = ("raise", "warn", "log")
 
 SessionId = str | int | None
 SessionSource = str | int | Callable[[Any], SessionId] | None
