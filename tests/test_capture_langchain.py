@@ -335,3 +335,20 @@ def test_the_hooks_import_without_the_framework_and_name_the_extra() -> None:
     langchain_error, agents_error = done.stdout.splitlines()
     assert "pip install 'frayproof-audit[langchain]'" in langchain_error
     assert "pip install 'frayproof-audit[agents]'" in agents_error
+
+
+def test_a_wrapped_node_still_gets_what_langgraph_injects(tmp_path: Path) -> None:
+    from langchain_core.runnables import RunnableConfig
+
+    seen: list[Any] = []
+
+    def with_config(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        seen.append(config["configurable"]["thread_id"])
+        return remove_old(state)
+
+    with PairWriter(tmp_path) as writer:
+        graph = graph_with(recording_node(with_config, writer), InMemorySaver())
+        graph.invoke({"messages": long_history()}, {"configurable": {"thread_id": "t-7"}})
+    assert seen == ["t-7"]
+    [record] = records(tmp_path)
+    assert record["session_id"] == "t-7"

@@ -122,16 +122,18 @@ class PairCapture:
         loaded: Loaded | None = None
         problem: InputError | None = None
         fmt = self.format
+        logged = value
         if self.contract is not None:
             judged, forced = _judgeable(value)
-            fmt = forced or fmt
+            if forced is not None:  # converted once, for the check and for the log
+                fmt, logged = forced, judged
             try:
                 loaded = load_source(judged, fmt)
             except InputError as exc:
                 if not self.hook:
                     raise
                 problem = exc
-        return Before(self._freeze(value), loaded, fmt, problem)
+        return Before(self._freeze(logged), loaded, fmt, problem)
 
     def begin_frozen(self, frozen: FrozenSnapshot) -> Before:
         """A capture frozen elsewhere (by a hook that saw the input earlier), loaded if judged
