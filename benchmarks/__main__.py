@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from benchmarks.results import RESULTS_DIR
 
-BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs", "bench_scale")
+BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs", "bench_scale", "bench_capture")
 
 
 def run(name: str, quick: bool) -> str:

@@ -1,39 +1,65 @@
-"""`guard`: check a transformation's output against its input on every call.
+"""`guard`: check a transformation's output against its input on every call, and log the pair.
 
 The input is captured when the function is *called* (for async functions too, before the
-coroutine runs), so in-place edits by the transformation cannot hide a loss.
+coroutine runs), so in-place edits by the transformation cannot hide a loss. With `record=`, every
+pair the guard sees is written to a `PairWriter`, passing or not, with the guard's own verdict.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import logging
-import warnings
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.engine import check_loaded
-from frayproof_audit.errors import ContractViolation, ContractWarning, InputError
-from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, load_source
+from frayproof_audit.contract import load_contract
+from frayproof_audit.errors import InputError
 
-LOGGER = logging.getLogger("frayproof_audit")
+if TYPE_CHECKING:
+    from frayproof_audit.capture.recorder import SessionSource
+    from frayproof_audit.capture.writer import PairWriter
+
+__all__ = ["MODES", "guard"]
+
 MODES = ("raise", "warn", "log")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def guard(contract: Any = None, on_violation: str = "raise") -> Callable[[F], F]:
-    """Decorate a function whose first parameter is the message list it transforms.
+def guard(
+    contract: Any = None,
+    on_violation: str = "raise",
+    *,
+    record: PairWriter | None = None,
+    before: Callable[[Any], Any] | None = None,
+    after: Callable[[Any, Any], Any] | None = None,
+    compactor: str | None = None,
+    session_id: SessionSource = None,
+    input_format: str | None = None,
+    record_unchanged: bool = True,
+) -> Callable[[F], F]:
+    """Decorate a transformation: by default one whose first parameter is the message list it
+    transforms and whose return value is the transformed list.
 
     `on_violation`: `raise` (ContractViolation), `warn` (ContractWarning, output returned) or
     `log` (ERROR on the `frayproof_audit` logger, output returned). Warning-only reports pass.
+
+    For functions whose input and output are not message lists, `before(first_argument)` picks
+    the input snapshot and `after(return_value, first_argument)` the output snapshot (a
+    LangGraph node: state in, partial state out; an Agents SDK input filter). Snapshots may be
+    wire lists in the contract's format (or `input_format`), LangChain messages, `Snapshot`s or
+    paths.
+
+    `record`: a `PairWriter` that gets every pair, with the verdict under `guard`, before
+    `on_violation` acts; `compactor` names the transformation there (default: the function's
+    module and qualified name), `session_id` is an id or a callable of the first argument.
+    `record_unchanged=False` skips calls whose output equals their input.
     """
     if on_violation not in MODES:
         raise ValueError(f"on_violation must be one of {', '.join(MODES)}")
     resolved = load_contract(contract)
+    # Imported here, not at the top: `import frayproof_audit` stays as light as it was.
+    from frayproof_audit.capture.recorder import PairCapture
 
     def decorate(function: F) -> F:
         parameters = list(inspect.signature(function).parameters)
@@ -41,11 +67,17 @@ def guard(contract: Any = None, on_violation: str = "raise") -> Callable[[F], F]
             raise TypeError(f"{function.__name__} takes no parameters: nothing to guard")
         signature = inspect.signature(function)
         first = parameters[0]
+        name = compactor or f"{function.__module__}.{function.__qualname__}"
+        capture = PairCapture(record, resolved, on_violation, name, input_format=input_format,
+                              record_unchanged=record_unchanged, session_id=session_id)
 
-        def capture(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Loaded:
+        def subject(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
-            return load_source(bound.arguments[first])
+            return bound.arguments[first]
+
+        def output(result: Any, given: Any) -> Any:
+            return result if after is None else after(result, given)
 
         if inspect.iscoroutinefunction(function):
 
@@ -53,16 +85,19 @@ def guard(contract: Any = None, on_violation: str = "raise") -> Callable[[F], F]
                 # Capture now, before any other task can edit the input; a bad input still
                 # surfaces where callers expect errors from a coroutine: when it is awaited.
                 problem: InputError | None = None
+                given = subject(args, kwargs)
                 try:
-                    before = capture(args, kwargs)
+                    captured = capture.begin(given if before is None else before(given))
                 except InputError as exc:
                     problem = exc
+                session = capture.session_of(given)
 
                 async def run() -> Any:
                     if problem is not None:
                         raise problem
                     result = await function(*args, **kwargs)
-                    return _judge(before, result, resolved, on_violation)
+                    capture.finish(captured, output(result, given), session_id=session, stacklevel=3)
+                    return result
 
                 return run()
 
@@ -73,22 +108,13 @@ def guard(contract: Any = None, on_violation: str = "raise") -> Callable[[F], F]
 
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            before = capture(args, kwargs)
-            return _judge(before, function(*args, **kwargs), resolved, on_violation)
+            given = subject(args, kwargs)
+            captured = capture.begin(given if before is None else before(given))
+            result = function(*args, **kwargs)
+            capture.finish(captured, output(result, given), session_id=capture.session_of(given),
+                           stacklevel=3)
+            return result
 
         return cast(F, wrapper)
 
     return decorate
-
-
-def _judge(before: Loaded, result: Any, contract: Contract, mode: str) -> Any:
-    report: Report = check_loaded(before, load_source(result), contract)
-    if report.passed:
-        return result
-    if mode == "raise":
-        raise ContractViolation(report)
-    if mode == "warn":
-        warnings.warn(ContractWarning(report.to_text()), stacklevel=3)
-    else:
-        LOGGER.error("Context contract violated:\n%s", report.to_text())
-    return result
