@@ -1,0 +1,243 @@
+"""Every worker of a run killed at once (SIGKILL, all together), on a real local Dask cluster, on
+loky and on Ray.
+
+The shards in flight are retried, so when workers come back (a `LocalCluster` restarts the
+worker of each nanny, loky and Ray start fresh ones) the run completes with every record
+exactly once and the tables of a run nobody killed. When no worker comes back, the run ends
+with the shards it could not audit named, and commits only the shards audited whole.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import frayproof_audit.corpus.run as corpus_run
+from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.summary import RunSummary
+from tests import worker_faults
+from tests.corpus_support import good_lines, write_contract, write_jsonl
+from tests.helpers import REPO
+
+DATA_TABLES = ("pairs", "findings", "mutants")
+FILES, PER_FILE, SHARD_BYTES = 4, 8, 8000
+"""Four inputs of eight records, two shards each: eight shards."""
+EVERY_PAIR = sorted(f"p{100 * n + i:04d}" for n in range(FILES) for i in range(PER_FILE))
+
+
+def _corpus(tmp_path: Path) -> tuple[Path, Path]:
+    inputs = tmp_path / "in"
+    for night in range(FILES):
+        write_jsonl(inputs / f"n{night}.jsonl",
+                    good_lines(PER_FILE, start=100 * night, night=night, compactor="keep_all"))
+    return inputs, write_contract(tmp_path)
+
+
+def _rows(out: Path, table: str) -> pl.DataFrame:
+    frame = read_table(out, table).collect()
+    return frame.sort("pair_id", *(c for c in ("check", "operator", "message_index") if c in frame.columns),
+                      nulls_last=True, maintain_order=True)
+
+
+def _same_tables(out: Path, reference: Path) -> None:
+    for table in DATA_TABLES:
+        assert _rows(out, table).equals(_rows(reference, table)), table
+
+
+def _reference(tmp_path: Path, inputs: Path, contract: Path) -> Path:
+    """The tables of a loky run nobody killed."""
+    out = tmp_path / "reference"
+    audit([str(inputs)], str(contract), str(out), jobs=2, run_id="r", shard_bytes=SHARD_BYTES)
+    return out
+
+
+def _retried_after_the_kill(record_dir: Path, killed: list[int]) -> bool:
+    """Some shard was started by a killed worker and then again by another one."""
+    return any(pids & set(killed) and pids - set(killed)
+               for pids in worker_faults.attempts(record_dir).values())
+
+
+def _kill_on_first_progress(victims: Any, killed: list[int]) -> Any:
+    """A progress callback that kills every worker `victims()` names, once, as the first shard
+    is done: every other worker is then busy with a shard (each takes `Logged.delay_s` longer)."""
+    def kill(_: Any) -> None:
+        if not killed:
+            killed.extend(worker_faults.kill_all(victims()) or [-1])
+
+    return kill
+
+
+# --- Dask: a real LocalCluster on 127.0.0.1 ---------------------------------------------------------
+
+def _local_cluster() -> Any:
+    distributed = pytest.importorskip("dask.distributed")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None, silence_logs=logging.CRITICAL)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """A LocalCluster of two single-threaded worker processes, each with a nanny that restarts
+    its worker when it dies."""
+    local = _local_cluster()
+    try:
+        yield local
+    finally:
+        local.close()
+
+
+def _two_workers(cluster: Any) -> str:
+    from dask.distributed import Client
+
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.wait_for_workers(2, timeout=60)
+    address: str = cluster.scheduler_address
+    return address
+
+
+def test_both_dask_workers_killed_at_once_are_replaced_and_nothing_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cluster: Any
+) -> None:
+    # repro (issue 23, D6): FutureCancelledError "already forgotten" (the scattered settings died
+    # with the workers), exit 123, nothing committed
+    inputs, contract = _corpus(tmp_path)
+    reference = _reference(tmp_path, inputs, contract)
+    address = _two_workers(cluster)
+    record_dir = tmp_path / "attempts"
+    record_dir.mkdir()
+    monkeypatch.setattr(corpus_run, "audit_shard", worker_faults.Logged(str(record_dir)))
+    killed: list[int] = []
+    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), backend="dask", scheduler=address,
+                    run_id="r", shard_bytes=SHARD_BYTES,
+                    progress=_kill_on_first_progress(lambda: worker_faults.dask_worker_pids(address), killed))
+    assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
+    assert summary.not_audited == () and summary.exit_code == 0
+    assert sorted(read_table(tmp_path / "out", "pairs").collect()["pair_id"]) == EVERY_PAIR
+    _same_tables(tmp_path / "out", reference)
+
+
+def test_both_dask_workers_killed_through_the_cli(tmp_path: Path, cluster: Any) -> None:
+    inputs, contract = _corpus(tmp_path)
+    reference = _reference(tmp_path, inputs, contract)
+    address = _two_workers(cluster)
+    record_dir = tmp_path / "attempts"
+    record_dir.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "audit", str(inputs),
+         "--contract", str(contract), "--out", str(tmp_path / "out"), "--backend", "dask",
+         "--scheduler", address, "--run-id", "r", "--shard-bytes", str(SHARD_BYTES), "--format", "json"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "INTERNAL ERROR" not in done.stderr
+    (killed_line,) = [text for text in done.stderr.splitlines() if text.startswith(worker_faults.KILLED_LINE)]
+    killed = [int(pid) for pid in killed_line.removeprefix(worker_faults.KILLED_LINE).split()]
+    assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
+    result = json.loads(done.stdout)
+    assert result["pairs"] == len(EVERY_PAIR) and result["not_audited"] == []
+    _same_tables(tmp_path / "out", reference)
+
+
+def test_dask_workers_that_never_come_back_name_the_shards_not_audited(tmp_path: Path) -> None:
+    """Both workers killed once their nannies were told not to restart them: the cluster has no
+    worker left. After waiting `WORKER_WAIT_S` (2 s here) for one, the run names every shard it
+    could not audit and commits the shards audited whole (exit 1: shards not audited)."""
+    inputs, contract = _corpus(tmp_path)
+    local = _local_cluster()
+    try:
+        address = _two_workers(local)
+        for nanny in local.workers.values():
+            nanny.close_gracefully()  # "we shouldn't try to restart workers if they go away"
+        record_dir = tmp_path / "attempts"
+        record_dir.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "--worker-wait", "2",
+             "audit", str(inputs), "--contract", str(contract), "--out", str(tmp_path / "out"),
+             "--backend", "dask", "--scheduler", address, "--run-id", "r", "--shard-bytes",
+             str(SHARD_BYTES), "--format", "json"],
+            cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        local.close()
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "INTERNAL ERROR" not in done.stderr
+    result = json.loads(done.stdout)
+    missing = result["not_audited"]
+    assert missing and result["gate_failures"] == [f"{len(missing)} shard(s) could not be audited"]
+    assert all("no Dask worker" in item["reason"] for item in missing)
+    assert result["pairs"] + sum(item["records"] for item in missing) == len(EVERY_PAIR)
+    pairs = read_table(tmp_path / "out", "pairs").collect()
+    assert pairs.height == result["pairs"] == pairs["pair_id"].n_unique() > 0
+    (run,) = read_table(tmp_path / "out", "runs").collect().to_dicts()
+    assert run["not_audited_shards"] == [item["shard"] for item in missing]
+
+
+# --- loky and Ray: every worker of the pool killed at once ------------------------------------------
+
+def _kill_when_busy(record_dir: Path, killed: list[int]) -> threading.Thread:
+    """A thread that kills every worker that has started a shard, once a third shard has
+    started: one is done by then and two are in flight (each takes `Logged.delay_s` longer).
+    Ray runs shards in rounds, so the run's progress callback, called when a round is over,
+    would find every worker idle."""
+    def watch() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            started = worker_faults.attempts(record_dir)
+            if len(started) >= 3:
+                killed.extend(worker_faults.kill_all({pid for pids in started.values() for pid in pids}))
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def _all_killed_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str,
+                           **options: Any) -> tuple[RunSummary, Path]:
+    """A run of `_corpus` whose workers all die at once while two shards are in flight;
+    returns its summary and the tables of a loky run of the same inputs nobody killed."""
+    inputs, contract = _corpus(tmp_path)
+    reference = _reference(tmp_path, inputs, contract)
+    record_dir = tmp_path / "attempts"
+    record_dir.mkdir()
+    monkeypatch.setattr(corpus_run, "audit_shard", worker_faults.Logged(str(record_dir)))
+    killed: list[int] = []
+    watcher = _kill_when_busy(record_dir, killed)
+    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), backend=backend, run_id="r",
+                    shard_bytes=SHARD_BYTES, **options)
+    watcher.join()
+    assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
+    return summary, reference
+
+
+def test_every_loky_worker_killed_at_once_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary, reference = _all_killed_in_process(tmp_path, monkeypatch, "loky", jobs=2)
+    assert summary.not_audited == () and summary.exit_code == 0
+    _same_tables(tmp_path / "out", reference)
+
+
+def _ray_installed() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ray_installed(), reason="the ray extra is not installed")
+def test_every_ray_worker_killed_at_once_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    summary, reference = _all_killed_in_process(tmp_path, monkeypatch, "ray", jobs=2, scheduler="local")
+    assert summary.not_audited == () and summary.exit_code == 0
+    _same_tables(tmp_path / "out", reference)
