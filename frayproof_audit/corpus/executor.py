@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
 import time
 import warnings
@@ -111,6 +112,41 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def ignore_interrupts() -> None:
+    """In a worker process: ignore SIGINT. Ctrl-C in a terminal signals the whole process group,
+    workers included, and it is the parent's to handle: it stops the workers, removes its
+    staging folder and exits 130. A worker that raised `KeyboardInterrupt` itself would only
+    print a traceback (from wherever it was: importing the engine, waiting for a task). The
+    worker starts with SIGINT blocked (`interrupts_blocked`), so none arrives before this."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also discards one that is pending
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def interrupts_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while it may start loky workers (and loky's threads, which
+    start workers too and inherit the mask). A process starts with the signal mask of the
+    thread that forked it, and an exec keeps it: a Ctrl-C then waits, pending, until the
+    worker's `ignore_interrupts` discards it, instead of interrupting its interpreter start-up
+    or its imports. The parent loses no Ctrl-C: Python runs its handler in the main thread
+    whichever thread the kernel delivers the signal to, and one every thread blocks is
+    delivered as soon as the mask is restored."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    # Started with the first worker otherwise, multiprocessing's resource tracker would unblock
+    # SIGINT in this thread (Python 3.11 unblocks, it does not restore) just before the fork.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _joblib() -> Any:
     """joblib, imported on first use: a `--jobs 1` run never needs it (and its import, numpy
     included, is a tenth of a second of every run's fixed cost)."""
@@ -139,10 +175,11 @@ def warm_worker() -> int:
 
 
 def start_worker(parent: int) -> None:
-    """loky's initializer, run in every fresh worker before its first task: end the worker with
-    `parent` (`exit_with_parent`) and import the engine (`warm_worker`). Each worker does so as
-    soon as it is up, while the parent plans, and takes tasks as soon as it is done: none waits
-    for another worker to be ready."""
+    """loky's initializer, run in every fresh worker before its first task: leave Ctrl-C to the
+    parent (`ignore_interrupts`), end the worker with `parent` (`exit_with_parent`) and import
+    the engine (`warm_worker`). Each worker does so as soon as it is up, while the parent plans,
+    and takes tasks as soon as it is done: none waits for another worker to be ready."""
+    ignore_interrupts()
     exit_with_parent(parent)
     with contextlib.suppress(Exception):  # a broken install: the first task reports it in full
         warm_worker()
@@ -283,7 +320,9 @@ class Executor(Generic[S, T, R]):
                 # Inside the `try`: the first tasks are handed out right here, and a pool whose
                 # worker has just died (loky notices it on its own thread, a moment later) can
                 # refuse them as broken. That is a lost worker too, never an error of the run.
-                results = parallel(hand_out())
+                # Here too a (new) pool starts its workers: with SIGINT blocked.
+                with interrupts_blocked() if self.backend == "loky" else contextlib.nullcontext():
+                    results = parallel(hand_out())
                 for index, result in results:
                     finished.add(index)
                     yield result
@@ -340,9 +379,10 @@ class Executor(Generic[S, T, R]):
 
     def _warm_loky(self) -> None:
         """Start the pool: its workers spawn and import the engine in `start_worker`. The tasks
-        only make the pool start; they end as soon as one worker is up."""
+        only make the pool start; they end as soon as one worker is up. SIGINT is blocked
+        meanwhile (`interrupts_blocked`), and stays blocked in the threads loky starts here."""
         try:
-            with _joblib().parallel_config(**self._config(max(self.n_jobs, 2), None)):
+            with interrupts_blocked(), _joblib().parallel_config(**self._config(max(self.n_jobs, 2), None)):
                 _joblib().Parallel()(_joblib().delayed(os.getpid)() for _ in range(max(self.n_jobs, 2)))
         except Exception:
             pass
