@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +38,25 @@ FILES, PER_FILE, SHARD_BYTES = 4, 8, 8000
 EVERY_PAIR = sorted(f"p{100 * n + i:04d}" for n in range(FILES) for i in range(PER_FILE))
 
 
-def _corpus(tmp_path: Path) -> tuple[Path, Path]:
-    inputs = tmp_path / "in"
+@dataclass(frozen=True)
+class Corpus:
+    inputs: Path
+    contract: Path
+    reference: Path
+    """The tables of a loky run of `inputs` nobody killed."""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    folder = tmp_path_factory.mktemp("corpus")
+    inputs = folder / "in"
     for night in range(FILES):
         write_jsonl(inputs / f"n{night}.jsonl",
                     good_lines(PER_FILE, start=100 * night, night=night, compactor="keep_all"))
-    return inputs, write_contract(tmp_path)
+    contract = write_contract(folder)
+    audit([str(inputs)], str(contract), str(folder / "reference"), jobs=2, run_id="r",
+          shard_bytes=SHARD_BYTES)
+    return Corpus(inputs, contract, folder / "reference")
 
 
 def _rows(out: Path, table: str) -> pl.DataFrame:
@@ -53,13 +68,6 @@ def _rows(out: Path, table: str) -> pl.DataFrame:
 def _same_tables(out: Path, reference: Path) -> None:
     for table in DATA_TABLES:
         assert _rows(out, table).equals(_rows(reference, table)), table
-
-
-def _reference(tmp_path: Path, inputs: Path, contract: Path) -> Path:
-    """The tables of a loky run nobody killed."""
-    out = tmp_path / "reference"
-    audit([str(inputs)], str(contract), str(out), jobs=2, run_id="r", shard_bytes=SHARD_BYTES)
-    return out
 
 
 def _retried_after_the_kill(record_dir: Path, killed: list[int]) -> bool:
@@ -80,9 +88,17 @@ def _kill_on_first_progress(victims: Any, killed: list[int]) -> Any:
 
 # --- Dask: a real LocalCluster on 127.0.0.1 ---------------------------------------------------------
 
+ALLOWED_FAILURES = 1
+"""Deaths of a worker running a task that the scheduler forgives before the task is a
+`KilledWorker` (Dask's default is 3: four worker restarts, seconds each, for one test)."""
+
+
 def _local_cluster() -> Any:
     distributed = pytest.importorskip("dask.distributed")
-    with warnings.catch_warnings():
+    import dask
+
+    forgiving = {"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}
+    with warnings.catch_warnings(), dask.config.set(forgiving):
         warnings.simplefilter("ignore")
         return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                         dashboard_address=None, silence_logs=logging.CRITICAL)
@@ -109,35 +125,32 @@ def _two_workers(cluster: Any) -> str:
 
 
 def test_both_dask_workers_killed_at_once_are_replaced_and_nothing_is_lost(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cluster: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cluster: Any, corpus: Corpus
 ) -> None:
     # repro (issue 23, D6): FutureCancelledError "already forgotten" (the scattered settings died
     # with the workers), exit 123, nothing committed
-    inputs, contract = _corpus(tmp_path)
-    reference = _reference(tmp_path, inputs, contract)
     address = _two_workers(cluster)
     record_dir = tmp_path / "attempts"
     record_dir.mkdir()
     monkeypatch.setattr(corpus_run, "audit_shard", worker_faults.Logged(str(record_dir)))
     killed: list[int] = []
-    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), backend="dask", scheduler=address,
+    summary = audit([str(corpus.inputs)], str(corpus.contract), str(tmp_path / "out"), backend="dask",
+                    scheduler=address,
                     run_id="r", shard_bytes=SHARD_BYTES,
                     progress=_kill_on_first_progress(lambda: worker_faults.dask_worker_pids(address), killed))
     assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
     assert summary.not_audited == () and summary.exit_code == 0
     assert sorted(read_table(tmp_path / "out", "pairs").collect()["pair_id"]) == EVERY_PAIR
-    _same_tables(tmp_path / "out", reference)
+    _same_tables(tmp_path / "out", corpus.reference)
 
 
-def test_both_dask_workers_killed_through_the_cli(tmp_path: Path, cluster: Any) -> None:
-    inputs, contract = _corpus(tmp_path)
-    reference = _reference(tmp_path, inputs, contract)
+def test_both_dask_workers_killed_through_the_cli(tmp_path: Path, cluster: Any, corpus: Corpus) -> None:
     address = _two_workers(cluster)
     record_dir = tmp_path / "attempts"
     record_dir.mkdir()
     done = subprocess.run(
-        [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "audit", str(inputs),
-         "--contract", str(contract), "--out", str(tmp_path / "out"), "--backend", "dask",
+        [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "audit", str(corpus.inputs),
+         "--contract", str(corpus.contract), "--out", str(tmp_path / "out"), "--backend", "dask",
          "--scheduler", address, "--run-id", "r", "--shard-bytes", str(SHARD_BYTES), "--format", "json"],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
@@ -147,14 +160,42 @@ def test_both_dask_workers_killed_through_the_cli(tmp_path: Path, cluster: Any) 
     assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
     result = json.loads(done.stdout)
     assert result["pairs"] == len(EVERY_PAIR) and result["not_audited"] == []
-    _same_tables(tmp_path / "out", reference)
+    _same_tables(tmp_path / "out", corpus.reference)
 
 
-def test_dask_workers_that_never_come_back_name_the_shards_not_audited(tmp_path: Path) -> None:
+def _die_on_three(_shared: None, task: int) -> int:
+    if task == 3:
+        os._exit(9)
+    time.sleep(0.05)
+    return task
+
+
+def test_a_dask_task_that_keeps_killing_its_workers_is_a_lost_worker_naming_it(cluster: Any) -> None:
+    """Dask reruns a task whose worker died until it has killed `ALLOWED_FAILURES` + 1 of them;
+    then it is `KilledWorker`: a `WorkerLost` naming the tasks in flight, the task among them."""
+    from frayproof_audit.corpus.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
+
+    executor: Executor[None, int, int] = Executor("dask", 2, _two_workers(cluster))
+    with executor:
+        executor.submit(_die_on_three, None, list(range(8)))
+        done: list[int] = []
+        with pytest.raises(WorkerLost, match="KilledWorker") as lost:
+            done.extend(executor.completed())
+        in_flight = set(lost.value.in_flight)
+        assert 3 in in_flight and len(in_flight) <= 2 * IN_FLIGHT_PER_WORKER
+        assert not in_flight & set(done)
+        rest = [task for task in range(8) if task not in done and task != 3]
+        executor.submit(_die_on_three, None, rest)
+        done.extend(executor.completed())
+    assert sorted(done) == [0, 1, 2, 4, 5, 6, 7]
+
+
+def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
+    tmp_path: Path, corpus: Corpus
+) -> None:
     """Both workers killed once their nannies were told not to restart them: the cluster has no
     worker left. After waiting `WORKER_WAIT_S` (2 s here) for one, the run names every shard it
     could not audit and commits the shards audited whole (exit 1: shards not audited)."""
-    inputs, contract = _corpus(tmp_path)
     local = _local_cluster()
     try:
         address = _two_workers(local)
@@ -164,7 +205,7 @@ def test_dask_workers_that_never_come_back_name_the_shards_not_audited(tmp_path:
         record_dir.mkdir()
         done = subprocess.run(
             [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "--worker-wait", "2",
-             "audit", str(inputs), "--contract", str(contract), "--out", str(tmp_path / "out"),
+             "audit", str(corpus.inputs), "--contract", str(corpus.contract), "--out", str(tmp_path / "out"),
              "--backend", "dask", "--scheduler", address, "--run-id", "r", "--shard-bytes",
              str(SHARD_BYTES), "--format", "json"],
             cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
@@ -204,28 +245,27 @@ def _kill_when_busy(record_dir: Path, killed: list[int]) -> threading.Thread:
     return thread
 
 
-def _all_killed_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str,
-                           **options: Any) -> tuple[RunSummary, Path]:
-    """A run of `_corpus` whose workers all die at once while two shards are in flight;
-    returns its summary and the tables of a loky run of the same inputs nobody killed."""
-    inputs, contract = _corpus(tmp_path)
-    reference = _reference(tmp_path, inputs, contract)
+def _all_killed_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Corpus, backend: str,
+                           **options: Any) -> RunSummary:
+    """A run of the corpus whose workers all die at once while two shards are in flight."""
     record_dir = tmp_path / "attempts"
     record_dir.mkdir()
     monkeypatch.setattr(corpus_run, "audit_shard", worker_faults.Logged(str(record_dir)))
     killed: list[int] = []
     watcher = _kill_when_busy(record_dir, killed)
-    summary = audit([str(inputs)], str(contract), str(tmp_path / "out"), backend=backend, run_id="r",
-                    shard_bytes=SHARD_BYTES, **options)
+    summary = audit([str(corpus.inputs)], str(corpus.contract), str(tmp_path / "out"), backend=backend,
+                    run_id="r", shard_bytes=SHARD_BYTES, **options)
     watcher.join()
     assert len(killed) == 2 and _retried_after_the_kill(record_dir, killed)
-    return summary, reference
+    return summary
 
 
-def test_every_loky_worker_killed_at_once_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    summary, reference = _all_killed_in_process(tmp_path, monkeypatch, "loky", jobs=2)
+def test_every_loky_worker_killed_at_once_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Corpus
+) -> None:
+    summary = _all_killed_in_process(tmp_path, monkeypatch, corpus, "loky", jobs=2)
     assert summary.not_audited == () and summary.exit_code == 0
-    _same_tables(tmp_path / "out", reference)
+    _same_tables(tmp_path / "out", corpus.reference)
 
 
 def _ray_installed() -> bool:
@@ -237,7 +277,9 @@ def _ray_installed() -> bool:
 
 
 @pytest.mark.skipif(not _ray_installed(), reason="the ray extra is not installed")
-def test_every_ray_worker_killed_at_once_loses_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    summary, reference = _all_killed_in_process(tmp_path, monkeypatch, "ray", jobs=2, scheduler="local")
+def test_every_ray_worker_killed_at_once_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Corpus
+) -> None:
+    summary = _all_killed_in_process(tmp_path, monkeypatch, corpus, "ray", jobs=2, scheduler="local")
     assert summary.not_audited == () and summary.exit_code == 0
-    _same_tables(tmp_path / "out", reference)
+    _same_tables(tmp_path / "out", corpus.reference)

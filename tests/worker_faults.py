@@ -41,7 +41,7 @@ class Logged:
     """`audit_shard`, logged (`<ordinal>.<pid>` in `record_dir`) and `delay_s` slower."""
 
     record_dir: str
-    delay_s: float = 0.4
+    delay_s: float = 0.25
 
     def __call__(self, task: ShardTask) -> ShardResult:
         Path(self.record_dir, f"{task.shard.ordinal}.{os.getpid()}").touch()
