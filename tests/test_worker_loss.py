@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import pytest
 
 import frayproof_audit.corpus.run as corpus_run
 from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.run import Progress
 from frayproof_audit.corpus.summary import RunSummary
 from tests import worker_faults
 from tests.corpus_support import good_lines, write_contract, write_jsonl
@@ -76,10 +77,11 @@ def _retried_after_the_kill(record_dir: Path, killed: list[int]) -> bool:
                for pids in worker_faults.attempts(record_dir).values())
 
 
-def _kill_on_first_progress(victims: Any, killed: list[int]) -> Any:
+def _kill_on_first_progress(victims: Callable[[], list[int]],
+                            killed: list[int]) -> Callable[[Progress], None]:
     """A progress callback that kills every worker `victims()` names, once, as the first shard
     is done: every other worker is then busy with a shard (each takes `Logged.delay_s` longer)."""
-    def kill(_: Any) -> None:
+    def kill(_: Progress) -> None:
         if not killed:
             killed.extend(worker_faults.kill_all(victims()) or [-1])
 
@@ -220,6 +222,7 @@ def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
     assert result["pairs"] + sum(item["records"] for item in missing) == len(EVERY_PAIR)
     pairs = read_table(tmp_path / "out", "pairs").collect()
     assert pairs.height == result["pairs"] == pairs["pair_id"].n_unique() > 0
+    assert set(pairs["pair_id"]) < set(EVERY_PAIR)
     (run,) = read_table(tmp_path / "out", "runs").collect().to_dicts()
     assert run["not_audited_shards"] == [item["shard"] for item in missing]
 

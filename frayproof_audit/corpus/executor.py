@@ -30,7 +30,8 @@ which a cluster cannot recompute once every worker holding it is gone):
 
 Closing an executor (or leaving `completed()` early: an error, Ctrl-C, SIGTERM) stops every task
 still running, so nothing writes into a staging area that is being removed, and shuts down a
-cluster it started; a cluster it only connected to is left running.
+cluster it started; a cluster it only connected to is left running (there the tasks are
+cancelled, but one already running on a Dask worker ends there: Dask cannot interrupt a task).
 """
 
 from __future__ import annotations
@@ -476,12 +477,16 @@ class Executor(Generic[S, T, R]):
             try:
                 if self.scheduler in (None, "local"):
                     workers = self.n_jobs if self.n_jobs > 0 else None
-                    self._cluster = distributed.LocalCluster(
-                        n_workers=workers, threads_per_worker=1, processes=True,
-                        # Its scheduler runs in this process: it would log on the user's stderr
-                        # what the run handles itself (a lost worker, a result gathered again).
-                        dashboard_address=None, silence_logs=logging.CRITICAL,
-                    )
+                    # Its workers, and those its nannies restart (from the cluster's thread,
+                    # started here), leave Ctrl-C to this process, as loky's do.
+                    with interrupts_blocked():
+                        self._cluster = distributed.LocalCluster(
+                            n_workers=workers, threads_per_worker=1, processes=True,
+                            # Its scheduler runs in this process: it would log on the user's
+                            # stderr what the run handles itself (a lost worker, a result
+                            # gathered again).
+                            dashboard_address=None, silence_logs=logging.CRITICAL,
+                        )
                     self._closers.append(self._cluster.close)
                     self._client = distributed.Client(self._cluster, set_as_default=False)
                 else:
@@ -552,9 +557,10 @@ def _dask_result(client: Any, future: Any, timeout: float) -> Any:
 
 
 def _cancel_reason(future: Any) -> str:
+    """Why Dask cancelled `future` (one line)."""
     try:
         future.result(timeout=0)
-    except BaseException as exc:  # a cancelled future raises its reason
+    except Exception as exc:  # a cancelled future raises its reason
         return " ".join(str(exc).split())[:200] or type(exc).__name__
     return "cancelled"
 

@@ -179,6 +179,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
                            audited)
             stage.commit(row, file_metadata("runs", run_id, contract.sha256))
         except BaseException:
+            executor.close()  # first: a worker still auditing would write into the staging folder
             stage.close()
             raise
     finally:
