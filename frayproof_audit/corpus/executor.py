@@ -2,37 +2,46 @@
 
 An `Executor` is three verbs: `submit(function, shared, tasks)`, `completed()` (results as they
 finish, each carrying its own key, so order never matters) and, when a worker vanishes, the
-`WorkerLost` that `completed()` raises, naming the tasks that were in flight. The caller's retry
-policy (`run._execute`: each lost task once more, alone, then given up) is therefore the same on
-every backend, and needs no shared filesystem: the executor itself knows which tasks it handed
-out and which came back, because joblib pulls at most `IN_FLIGHT_PER_WORKER` tasks per worker
-ahead of the results (one running, one queued, so no worker waits between two tasks).
+`WorkerLost` that `completed()` raises, naming the tasks that were in flight (or `ClusterLost`
+when no worker is left at all). The caller's retry policy (`run._execute`: each lost task once
+more, alone, then given up) is therefore the same on every backend, and needs no shared
+filesystem: the executor itself knows which tasks it handed out and which came back, because
+it hands out at most `IN_FLIGHT_PER_WORKER` tasks per worker ahead of the results (one running,
+one queued, so no worker waits between two tasks).
 
-Every backend is entered through `joblib.parallel_config`, never hard-coded into a `Parallel`:
+loky, threads and Ray are entered through `joblib.parallel_config`, never hard-coded into a
+`Parallel`; Dask through its own client (below: joblib's Dask backend scatters the shared value,
+which a cluster cannot recompute once every worker holding it is gone):
 
 * `loky` — local worker processes; they end when the process that started them dies
   (`exit_with_parent`, SIGKILL included). `start()` starts the pool in a background thread, so
   workers start and import the engine (`start_worker`) while the parent plans the shards.
 * `threading` — threads of this process (no worker can be lost).
 * `dask` — a Dask cluster: `scheduler` is `tcp://HOST:PORT` of a running scheduler, or `local`
-  to start a `LocalCluster` of `n_jobs` single-threaded worker processes. The `shared` value (the
-  run's settings with the compiled contract) is scattered to every worker once; tasks carry only
-  shard descriptors. Dask reschedules the tasks of a worker that dies by itself; a task that
-  keeps killing workers ends as `KilledWorker`, which is a `WorkerLost` here.
+  to start a `LocalCluster` of `n_jobs` single-threaded worker processes. Each task is
+  `client.submit`ted with the `shared` value (the run's settings with the compiled contract, a
+  few KB) in it, so the scheduler holds everything a task needs: Dask reruns the tasks of workers
+  that die, all of them at once included, on the workers that are left or come back. A task that
+  keeps killing workers ends as `KilledWorker`, which is a `WorkerLost` here; a cluster with no
+  worker for `WORKER_WAIT_S` is a `ClusterLost`.
 * `ray` — a Ray cluster through `ray.util.joblib` (the `ray` extra); `scheduler` is the Ray
   address (`auto`, `ray://HOST:PORT`) or `local`. Ray's joblib backend cannot stream results, so
   tasks run in rounds of one per worker and each round's results are yielded as it ends.
 
 Closing an executor (or leaving `completed()` early: an error, Ctrl-C, SIGTERM) stops every task
 still running, so nothing writes into a staging area that is being removed, and shuts down a
-cluster it started; a cluster it only connected to is left running.
+cluster it started; a cluster it only connected to is left running (there the tasks are
+cancelled, but one already running on a Dask worker ends there: Dask cannot interrupt a task).
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
+import queue
+import signal
 import threading
 import time
 import warnings
@@ -61,6 +70,12 @@ class WorkerLost(Exception):
         self.in_flight = in_flight
 
 
+class ClusterLost(WorkerLost):
+    """No worker is left to run anything (every worker of a cluster gone, none back within
+    `WORKER_WAIT_S`, or the scheduler gone): no task that has not finished can run, so retrying
+    one cannot help. `in_flight` are the tasks that were handed out."""
+
+
 WorkerDied = WorkerLost
 """The older name of `WorkerLost`."""
 
@@ -81,7 +96,13 @@ IN_FLIGHT_PER_WORKER = 2
 """Tasks handed out per worker at a time: one running and one waiting in the queue, so a worker
 that finishes starts its next task at once instead of waiting for the parent to send one."""
 CONNECT_TIMEOUT_S = 30
-"""How long to wait for a Dask scheduler to answer and for its first worker to show up."""
+"""How long to wait for a Dask scheduler to answer."""
+WORKER_WAIT_S = 30.0
+"""How long a Dask run waits for a worker while its cluster has none (none yet, or every one
+lost): then the tasks not finished are a `ClusterLost`. A `LocalCluster` restarts a dead worker
+in a second or two."""
+WORKERS_CHECK_S = 0.5
+"""While no Dask task finishes, how often the run asks the scheduler how many workers it has."""
 
 
 def exit_with_parent(parent: int) -> None:
@@ -109,6 +130,41 @@ def exit_with_parent(parent: int) -> None:
         os._exit(ORPHANED_EXIT)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+def ignore_interrupts() -> None:
+    """In a worker process: ignore SIGINT. Ctrl-C in a terminal signals the whole process group,
+    workers included, and it is the parent's to handle: it stops the workers, removes its
+    staging folder and exits 130. A worker that raised `KeyboardInterrupt` itself would only
+    print a traceback (from wherever it was: importing the engine, waiting for a task). The
+    worker starts with SIGINT blocked (`interrupts_blocked`), so none arrives before this."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # also discards one that is pending
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def interrupts_blocked() -> Iterator[None]:
+    """Block SIGINT in this thread while it may start loky workers (and loky's threads, which
+    start workers too and inherit the mask). A process starts with the signal mask of the
+    thread that forked it, and an exec keeps it: a Ctrl-C then waits, pending, until the
+    worker's `ignore_interrupts` discards it, instead of interrupting its interpreter start-up
+    or its imports. The parent loses no Ctrl-C: Python runs its handler in the main thread
+    whichever thread the kernel delivers the signal to, and one every thread blocks is
+    delivered as soon as the mask is restored."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    # Started with the first worker otherwise, multiprocessing's resource tracker would unblock
+    # SIGINT in this thread (Python 3.11 unblocks, it does not restore) just before the fork.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _joblib() -> Any:
@@ -139,10 +195,11 @@ def warm_worker() -> int:
 
 
 def start_worker(parent: int) -> None:
-    """loky's initializer, run in every fresh worker before its first task: end the worker with
-    `parent` (`exit_with_parent`) and import the engine (`warm_worker`). Each worker does so as
-    soon as it is up, while the parent plans, and takes tasks as soon as it is done: none waits
-    for another worker to be ready."""
+    """loky's initializer, run in every fresh worker before its first task: leave Ctrl-C to the
+    parent (`ignore_interrupts`), end the worker with `parent` (`exit_with_parent`) and import
+    the engine (`warm_worker`). Each worker does so as soon as it is up, while the parent plans,
+    and takes tasks as soon as it is done: none waits for another worker to be ready."""
+    ignore_interrupts()
     exit_with_parent(parent)
     with contextlib.suppress(Exception):  # a broken install: the first task reports it in full
         warm_worker()
@@ -265,6 +322,9 @@ class Executor(Generic[S, T, R]):
         if self.backend == "ray":
             yield from self._rounds(function, shared, tasks)
             return
+        if self.backend == "dask":
+            yield from self._stream_dask(function, shared, tasks)
+            return
         jobs = self._pool_jobs(len(tasks))
         handed_out: list[int] = []
         finished: set[int] = set()
@@ -274,7 +334,7 @@ class Executor(Generic[S, T, R]):
                 handed_out.append(index)
                 yield _joblib().delayed(_indexed)(function, index, shared, task)
 
-        with _joblib().parallel_config(**self._config(jobs, shared)):
+        with _joblib().parallel_config(**self._config(jobs)):
             parallel = _joblib().Parallel(
                 return_as="generator_unordered", batch_size=1, pre_dispatch=f"{IN_FLIGHT_PER_WORKER}*n_jobs"
             )
@@ -283,7 +343,9 @@ class Executor(Generic[S, T, R]):
                 # Inside the `try`: the first tasks are handed out right here, and a pool whose
                 # worker has just died (loky notices it on its own thread, a moment later) can
                 # refuse them as broken. That is a lost worker too, never an error of the run.
-                results = parallel(hand_out())
+                # Here too a (new) pool starts its workers: with SIGINT blocked.
+                with interrupts_blocked() if self.backend == "loky" else contextlib.nullcontext():
+                    results = parallel(hand_out())
                 for index, result in results:
                     finished.add(index)
                     yield result
@@ -299,12 +361,68 @@ class Executor(Generic[S, T, R]):
                         warnings.simplefilter("ignore", UserWarning)
                         results.close()  # a no-op once every result is in; otherwise kills the workers
 
+    def _stream_dask(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Iterator[R]:
+        """Dask: at most `IN_FLIGHT_PER_WORKER` tasks per worker submitted ahead of the results,
+        each with `shared` in it (never scattered: the scheduler can rerun a task whose workers
+        all died only if it holds all the task needs). Dask reruns the tasks of a dead worker by
+        itself; the executor only watches that some worker is left (`WORKER_WAIT_S`)."""
+        client = self._client
+        waiting = collections.deque(enumerate(tasks))
+        running: dict[Any, int] = {}
+        finished: queue.Queue[Any] = queue.Queue()  # futures as they end, put by Dask's thread
+        limit = IN_FLIGHT_PER_WORKER * self.jobs
+        no_worker_since: float | None = None
+        try:
+            while waiting or running:
+                while waiting and len(running) < limit:
+                    index, task = waiting.popleft()
+                    future = client.submit(_indexed, function, index, shared, task, pure=False)
+                    running[future] = index
+                    future.add_done_callback(finished.put)
+                try:
+                    future = finished.get(timeout=WORKERS_CHECK_S)
+                except queue.Empty:
+                    if _dask_workers(client):
+                        no_worker_since = None
+                    elif no_worker_since is None:
+                        no_worker_since = time.monotonic()
+                    elif time.monotonic() - no_worker_since >= WORKER_WAIT_S:
+                        raise ClusterLost(_NO_DASK_WORKER.format(WORKER_WAIT_S),
+                                          tuple(running.values())) from None
+                    continue
+                no_worker_since = None
+                if future not in running:
+                    continue
+                if future.status == "finished":
+                    outcome = _dask_result(client, future, WORKER_WAIT_S)
+                    if outcome is not None:
+                        del running[future]
+                        yield outcome[1]
+                        continue
+                    if future.status != "finished" and not _dask_workers(client):
+                        # its result died with its worker, and no worker is left to compute it
+                        raise ClusterLost(_NO_DASK_WORKER.format(WORKER_WAIT_S), tuple(running.values()))
+                if future.status == "cancelled":  # not by us: the scheduler dropped it
+                    raise ClusterLost(f"the Dask scheduler dropped the task ({_cancel_reason(future)})",
+                                      tuple(running.values()))
+                if future.status == "error":
+                    error = future.exception()
+                    lost = _lost_reason(error)
+                    if lost is None:
+                        raise error
+                    raise WorkerLost(lost, tuple(running.values()))
+                future.add_done_callback(finished.put)  # pending again: tell us when it ends
+        finally:
+            if running:  # an error, Ctrl-C, or a caller that stopped early: tasks nobody waits for
+                with contextlib.suppress(Exception):
+                    client.cancel(list(running))
+
     def _rounds(self, function: Callable[[S, T], R], shared: S, tasks: list[T]) -> Iterator[R]:
         """Backends without streaming (Ray): one task per worker per round, results per round.
         One `Parallel` serves every round, so its pool of workers (Ray actors) starts once."""
         size = max(1, self.jobs)
         joblib = _joblib()
-        with joblib.parallel_config(**self._config(size, shared)), \
+        with joblib.parallel_config(**self._config(size)), \
                 joblib.Parallel(return_as="list", batch_size=1) as parallel:
             for first in range(0, len(tasks), size):
                 chunk = list(enumerate(tasks[first : first + size], start=first))
@@ -320,18 +438,13 @@ class Executor(Generic[S, T, R]):
                     yield result
 
     def _pool_jobs(self, tasks: int) -> int:
-        if self.backend in CLUSTER_BACKENDS:
-            return -1  # the cluster's size, whatever --jobs says
         jobs = effective_jobs(self.n_jobs, tasks)
         return max(jobs, 2) if self.backend == "loky" else jobs  # n_jobs=1 would run in-process
 
-    def _config(self, jobs: int, shared: Any) -> dict[str, Any]:
+    def _config(self, jobs: int) -> dict[str, Any]:
         if self.backend == "loky":
             return {"backend": "loky", "n_jobs": jobs, "initializer": start_worker,
                     "initargs": (os.getpid(),)}
-        if self.backend == "dask":
-            return {"backend": "dask", "n_jobs": jobs, "client": self._client,
-                    "scatter": [shared], "wait_for_workers_timeout": CONNECT_TIMEOUT_S}
         if self.backend == "ray":
             return {"backend": "ray", "n_jobs": jobs}
         return {"backend": self.backend, "n_jobs": jobs}
@@ -340,9 +453,10 @@ class Executor(Generic[S, T, R]):
 
     def _warm_loky(self) -> None:
         """Start the pool: its workers spawn and import the engine in `start_worker`. The tasks
-        only make the pool start; they end as soon as one worker is up."""
+        only make the pool start; they end as soon as one worker is up. SIGINT is blocked
+        meanwhile (`interrupts_blocked`), and stays blocked in the threads loky starts here."""
         try:
-            with _joblib().parallel_config(**self._config(max(self.n_jobs, 2), None)):
+            with interrupts_blocked(), _joblib().parallel_config(**self._config(max(self.n_jobs, 2))):
                 _joblib().Parallel()(_joblib().delayed(os.getpid)() for _ in range(max(self.n_jobs, 2)))
         except Exception:
             pass
@@ -363,10 +477,16 @@ class Executor(Generic[S, T, R]):
             try:
                 if self.scheduler in (None, "local"):
                     workers = self.n_jobs if self.n_jobs > 0 else None
-                    self._cluster = distributed.LocalCluster(
-                        n_workers=workers, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=40,
-                    )
+                    # Its workers, and those its nannies restart (from the cluster's thread,
+                    # started here), leave Ctrl-C to this process, as loky's do.
+                    with interrupts_blocked():
+                        self._cluster = distributed.LocalCluster(
+                            n_workers=workers, threads_per_worker=1, processes=True,
+                            # Its scheduler runs in this process: it would log on the user's
+                            # stderr what the run handles itself (a lost worker, a result
+                            # gathered again).
+                            dashboard_address=None, silence_logs=logging.CRITICAL,
+                        )
                     self._closers.append(self._cluster.close)
                     self._client = distributed.Client(self._cluster, set_as_default=False)
                 else:
@@ -408,6 +528,41 @@ def _indexed(function: Callable[[S, T], R], index: int, shared: S, task: T) -> t
     """Runs in the worker: the result with the index of its task, so the parent knows which came
     back whatever the order."""
     return index, function(shared, task)
+
+
+_NO_DASK_WORKER = "no Dask worker for {:g} s: every worker was lost and none came back"
+
+
+def _dask_workers(client: Any) -> int:
+    """Worker threads the Dask scheduler knows of (0 when it cannot be asked)."""
+    try:
+        threads: int = sum(client.nthreads().values())
+    except Exception:  # the scheduler is gone or busy: no worker it could give a task to
+        return 0
+    return threads
+
+
+def _dask_result(client: Any, future: Any, timeout: float) -> Any:
+    """The value of a finished Dask future, or None when it is not there within `timeout`: its
+    worker died after it finished (Dask computes it again), or it failed or was cancelled since.
+    Gathered with `errors="skip"`: `future.result(timeout)` given up leaves a wait behind that
+    prints "Task exception was never retrieved" once the future is cancelled."""
+    async def gather() -> Any:
+        return await client.gather(future, errors="skip", asynchronous=True)
+
+    try:
+        return client.sync(gather, callback_timeout=timeout)
+    except TimeoutError:
+        return None
+
+
+def _cancel_reason(future: Any) -> str:
+    """Why Dask cancelled `future` (one line)."""
+    try:
+        future.result(timeout=0)
+    except Exception as exc:  # a cancelled future raises its reason
+        return " ".join(str(exc).split())[:200] or type(exc).__name__
+    return "cancelled"
 
 
 def _lost_reason(exc: BaseException) -> str | None:

@@ -30,7 +30,13 @@ from frayproof_audit.corpus.config import (
     ConfigError,
     FieldMap,
 )
-from frayproof_audit.corpus.executor import CLUSTER_BACKENDS, Executor, WorkerLost, effective_jobs
+from frayproof_audit.corpus.executor import (
+    CLUSTER_BACKENDS,
+    ClusterLost,
+    Executor,
+    WorkerLost,
+    effective_jobs,
+)
 from frayproof_audit.corpus.incremental import Incremental, plan_incremental
 from frayproof_audit.corpus.shards import Shard, plan
 from frayproof_audit.corpus.sources import Source, expand_sources
@@ -173,6 +179,7 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
                            audited)
             stage.commit(row, file_metadata("runs", run_id, contract.sha256))
         except BaseException:
+            executor.close()  # first: a worker still auditing would write into the staging folder
             stage.close()
             raise
     finally:
@@ -199,7 +206,7 @@ class _Piece:
 @dataclass(frozen=True, slots=True)
 class _ShardCall:
     """What a worker runs: `function` (normally `audit_shard`) on one shard with the run's
-    settings. The settings travel separately from the shard so a cluster receives them once."""
+    settings, which the executor hands to every task (`Executor.submit`'s `shared`)."""
 
     function: Callable[[ShardTask], ShardResult]
 
@@ -214,24 +221,33 @@ def _execute(
 
     Shards are handed out largest first (`dispatch_order`). The executor names the shards that
     were in flight when a worker vanished; the others go on in the (new) pool. The same on every
-    backend."""
+    backend. When no worker is left at all (`ClusterLost`: a cluster whose workers all died and
+    none came back), nothing more can run: every shard not done is given up, by name, at once,
+    instead of each waiting for a worker in turn."""
     call = _ShardCall(audit_shard)  # looked up now, so a test can stand in for it
     queue = dispatch_order(shards)
-    while queue:
-        pieces = [_Piece(shard) for shard in queue]
-        executor.submit(call, settings, pieces)
-        try:
-            for result in executor.completed():
-                collector.accept(result)
-            return
-        except WorkerLost as exc:
-            pending = [shard for shard in queue if not collector.done(shard.ordinal)]
-            lost = [pieces[i].shard for i in exc.in_flight if not collector.done(pieces[i].shard.ordinal)]
-            if not lost:
-                lost = pending  # lost outside any shard: take no chances, isolate all
-            queue = [shard for shard in pending if shard not in lost]
-            for shard in lost:
-                _retry_alone(shard, settings, executor, call, collector)
+    try:
+        while queue:
+            pieces = [_Piece(shard) for shard in queue]
+            executor.submit(call, settings, pieces)
+            try:
+                for result in executor.completed():
+                    collector.accept(result)
+                return
+            except ClusterLost:
+                raise
+            except WorkerLost as exc:
+                pending = [shard for shard in queue if not collector.done(shard.ordinal)]
+                lost = [pieces[i].shard for i in exc.in_flight if not collector.done(pieces[i].shard.ordinal)]
+                if not lost:
+                    lost = pending  # lost outside any shard: take no chances, isolate all
+                queue = [shard for shard in pending if shard not in lost]
+                for shard in lost:
+                    _retry_alone(shard, settings, executor, call, collector)
+    except ClusterLost as exc:
+        for shard in shards:
+            if not collector.done(shard.ordinal):
+                collector.give_up(shard, str(exc))
 
 
 def dispatch_order(shards: Sequence[Shard]) -> list[Shard]:
@@ -259,6 +275,8 @@ def _retry_alone(
     try:
         for result in executor.completed():
             collector.accept(result)
+    except ClusterLost:
+        raise  # no worker for any shard: `_execute` gives them all up
     except WorkerLost as exc:
         collector.give_up(shard, f"the worker died twice ({exc})")
 
