@@ -183,7 +183,7 @@ def test_ray_gives_the_same_tables_as_loky(tmp_path: Path) -> None:
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """An S3 API server (moto) with buckets `logs` and `audit`; yields the environment that
     points clients at it (credentials come from the environment, as on a real host)."""
-    pytest.importorskip("s3fs")
+    s3fs = pytest.importorskip("s3fs")
     server_module = pytest.importorskip("moto.server")
     import logging
 
@@ -197,13 +197,22 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     os.environ.update(env)
     from frayproof_audit.corpus import location
 
+    # s3fs keeps its instances by constructor arguments, which do not include the endpoint read
+    # from the environment: one made for another module's server would still point there.
+    s3fs.S3FileSystem.clear_instance_cache()
     location._filesystem.cache_clear()
+    # moto keeps its buckets per process, not per server: start from none, whatever ran before.
+    import urllib.request
+
+    urllib.request.urlopen(urllib.request.Request(f"{env['AWS_ENDPOINT_URL']}/moto-api/reset",
+                                                  method="POST"), timeout=30).close()
     try:
         fs, _ = location.filesystem("s3://logs")
         fs.mkdir("logs")
         fs.mkdir("audit")
         yield env
     finally:
+        s3fs.S3FileSystem.clear_instance_cache()
         location._filesystem.cache_clear()
         for name, value in saved.items():
             if value is None:
