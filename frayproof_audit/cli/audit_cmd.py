@@ -27,7 +27,7 @@ from frayproof_audit.cli.dataset_options import (
     write_output,
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
-from frayproof_audit.cli.option_types import BYTES, count
+from frayproof_audit.cli.option_types import BYTES, RATE, count
 from frayproof_audit.corpus.config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
@@ -129,9 +129,9 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(FAIL_ON),
               default=("failures",), show_default=True,
               help="What makes the run exit 1 (repeatable).")
-@click.option("--max-failure-rate", type=click.FloatRange(0.0, 1.0), default=None,
+@click.option("--max-failure-rate", type=RATE, default=None,
               help="Fail only when failed / checked pairs exceeds this (replaces 'any failure').")
-@click.option("--max-input-error-rate", type=click.FloatRange(0.0, 1.0),
+@click.option("--max-input-error-rate", type=RATE,
               default=DEFAULT_MAX_INPUT_ERROR_RATE, show_default=True,
               help="Fail when input errors / records exceeds this (--fail-on input-errors: any).")
 @click.option("--allow-engine-errors", is_flag=True,

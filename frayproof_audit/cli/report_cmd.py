@@ -8,7 +8,7 @@ import click
 
 from frayproof_audit.cli.common import fail_input
 from frayproof_audit.cli.dataset_options import as_day, selection_options
-from frayproof_audit.cli.option_types import count
+from frayproof_audit.cli.option_types import POINTS, count
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, ReportConfig
 
@@ -24,7 +24,7 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
                    "to show with their findings and survivors.")
 @click.option("--baseline", type=count(1), default=DEFAULT_BASELINE, show_default=True,
               help="Earlier nights whose median each night is compared with in the trend charts.")
-@click.option("--regression-points", "points", type=click.FloatRange(min=0), default=0.0, show_default=True,
+@click.option("--regression-points", "points", type=POINTS, default=0.0, show_default=True,
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
                                 "its baseline by more than P points, as trend --fail-on-regression P.")
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,

@@ -16,7 +16,7 @@ from frayproof_audit.cli.dataset_options import (
     selection_options,
     write_output,
 )
-from frayproof_audit.cli.option_types import count
+from frayproof_audit.cli.option_types import POINTS, count
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import EXIT_PASS
 
@@ -46,7 +46,7 @@ so `--help` can show them without importing Polars."""
               help="Also draw the charts into this SVG file (needs the plot extra).")
 @click.option("--badge", type=click.Path(dir_okay=False), default=None,
               help="Also write the latest mutation score as a shields.io endpoint JSON file.")
-@click.option("--fail-on-regression", "points", type=click.FloatRange(min=0), default=None,
+@click.option("--fail-on-regression", "points", type=POINTS, default=None,
               metavar="P",
               help="Exit 1 when, in the latest period, a check's failure rate or an operator's "
                    "survival is worse than its baseline by more than P points and beyond its "
