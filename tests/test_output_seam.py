@@ -92,7 +92,9 @@ def test_check_shows_it_with_the_lines_it_read() -> None:
         assert uri == before and line == str(lines.line_of(logical)) and line != "None"
     capped = rows(run_cli(*CHECK, "--format", "tsv", expect=1).stdout)
     assert len(capped) == 1 + 2  # its own cap
-    assert "tsv" in run_cli("check", "--help").stdout
+    shown = " ".join(run_cli("check", "--help").stdout.split())
+    assert "[text|json|sarif|github|junit|tsv|shout]" in shown
+    assert "(default: 25000 sarif, 50 github, 20000 junit, 2 tsv)" in shown
 
 
 @pytest.mark.usefixtures("outputs")

@@ -1,6 +1,6 @@
-"""A click choice among a registry's names, read each time it is used (parsing, help,
+"""Click types and options read from a registry each time they are used (parsing, help,
 completion), so an entry registered after the commands were defined is offered at once: the
-input formats, the outputs. Imports nothing but click.
+input formats, the outputs, the outputs' caps. Imports nothing but click.
 """
 
 from __future__ import annotations
@@ -33,3 +33,17 @@ class RegistryChoice(click.Choice[str]):
         if isinstance(value, str):
             value = self._aliases().get(value, value)
         return super().convert(value, param, ctx)
+
+
+class LiveHelp(click.Option):
+    """An option whose help text is written from a registry when it is shown (`help_of`), so
+    it never keeps what the registry held when the command was first loaded."""
+
+    def __init__(self, *args: Any, help_of: Callable[[], str], **kwargs: Any) -> None:
+        kwargs["help"] = help_of()
+        super().__init__(*args, **kwargs)
+        self._help_of = help_of
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self._help_of()
+        return super().get_help_record(ctx)

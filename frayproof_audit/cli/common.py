@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from frayproof_audit.cli.choices import RegistryChoice
+from frayproof_audit.cli.choices import LiveHelp, RegistryChoice
 from frayproof_audit.cli.option_types import count
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.render import OUTPUTS, Failure, Said, get_output, plain_outputs
-from frayproof_audit.render.tables import TableOutput
 from frayproof_audit.report import EXIT_INPUT_ERROR
+
+if TYPE_CHECKING:
+    from frayproof_audit.render.tables import TableOutput
 
 FORMAT_CHOICE = RegistryChoice(lambda: OUTPUTS)
 PLAIN_FORMAT_CHOICE = RegistryChoice(plain_outputs)
@@ -63,15 +65,14 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
              "last '/'; default frayproof-audit/COMMAND). Give each analysis uploaded for one "
              "commit its own, e.g. one per corpus.",
     )(function)
-    caps = ", ".join(f"{output.cap} {output.name}" for output in OUTPUTS.values() if output.ci)
     function = click.option(
         "--max-results",
         "max_results",
         type=count(1),
         default=None,
         metavar="N",
-        help="Cap for sarif results, github annotations or junit test cases, the most severe "
-             f"kept and the rest counted in a note (default: {caps}).",
+        cls=LiveHelp,
+        help_of=_max_results_help,
     )(function)
     return click.option(
         "--format",
@@ -82,6 +83,12 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
         help="text for people, json for machines; sarif (code scanning), github (workflow "
              "annotations) or junit (test reports) for CI. The exit code is the same for all.",
     )(function)
+
+
+def _max_results_help() -> str:
+    caps = ", ".join(f"{output.cap} {output.name}" for output in OUTPUTS.values() if output.ci)
+    return ("Cap for sarif results, github annotations or junit test cases, the most severe "
+            f"kept and the rest counted in a note (default: {caps}).")
 
 
 def sarif_category_for(output_format: str, sarif_category: str | None) -> str | None:

@@ -5,18 +5,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from frayproof_audit.formats.writer import Piece, WireSnapshot
 from frayproof_audit.loaded import Origin
 
 
-@dataclass
 class _Group:
     """Consecutive pieces of the plan that go into one wire message."""
 
-    pieces: list[Piece] = field(default_factory=list)
+    def __init__(self, pieces: list[Piece]) -> None:
+        self.pieces = pieces
 
     def native(self) -> int | None:
         """The wire message the group's own (not foreign) pieces were read from."""

@@ -9,7 +9,6 @@ chosen by `auto`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 MessageEvidence = Callable[[int, dict[Any, Any]], "tuple[str, str] | None"]
@@ -31,8 +30,7 @@ class Evidence(NamedTuple):
         return f"{self.place} {self.what} ({self.format})"
 
 
-@dataclass(frozen=True, slots=True)
-class TextEvidence:
+class TextEvidence(NamedTuple):
     """A snapshot given as a JSON string is evidence of the format (`what` says why, as the
     error of an ambiguity shows it), and `parse` reads the string into the snapshot."""
 
@@ -40,9 +38,9 @@ class TextEvidence:
     parse: Callable[[str], Any]
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceRules:
-    """What in a snapshot names one format for `auto`."""
+class EvidenceRules(NamedTuple):
+    """What in a snapshot names one format for `auto` (named tuples: every command imports the
+    formats, and a dataclass costs 8x more to define)."""
 
     message: MessageEvidence | None = None
     """The sign of the format in one message, if messages can carry one."""

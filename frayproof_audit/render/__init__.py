@@ -15,8 +15,7 @@ read from this table. (`stats` and `trend` show tables: `render/tables.py`.)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from frayproof_audit.render.ci import RenderContext, Shown
 from frayproof_audit.render.failure import Failure, Said, json_failure, text_failure
@@ -36,9 +35,9 @@ class Renderable(Protocol):
 Renderer = Callable[[Renderable, RenderContext], str]
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
-    """One output format of results."""
+class Output(NamedTuple):
+    """One output format of results (the registry's values are named tuples, as every
+    command's imports are: a dataclass costs 8x more to define)."""
 
     name: str
     render: Renderer

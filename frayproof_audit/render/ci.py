@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from frayproof_audit.render.positions import SnapshotLines
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from frayproof_audit.corpus.details import RunDetails
+    from frayproof_audit.render.positions import SnapshotLines
 
 LEVELS = ("error", "warning", "note")
 """Result levels, most severe first (SARIF's and GitHub's names)."""
@@ -32,11 +31,10 @@ ERROR = "error"
 SKIPPED = "skipped"
 
 
-@dataclass(frozen=True, slots=True)
-class Shown:
+class Shown(NamedTuple):
     """What a CI output shows beyond its result, read by the caller before rendering."""
 
-    lines: Mapping[str, SnapshotLines] = field(default_factory=dict)
+    lines: Mapping[str, SnapshotLines] = {}
     """Snapshot file (as `RenderContext.files` names it) → where each value of it starts; a file
     the outcome points at that is missing here gets no line (logical locations only)."""
     enabled: frozenset[str] | None = None

@@ -13,13 +13,12 @@ writes the line as an `::error` annotation too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from frayproof_audit.report import input_error_json
 
 
-@dataclass(frozen=True, slots=True)
-class Failure:
+class Failure(NamedTuple):
     """A command that could not run: `label` says whose fault (`INPUT ERROR`, `OUTPUT ERROR`)."""
 
     command: str
@@ -33,8 +32,7 @@ class Failure:
         return f"{self.label}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
-class Said:
+class Said(NamedTuple):
     """What to print: `stdout` first, then `stderr` (None: nothing there)."""
 
     stdout: str | None = None

@@ -9,8 +9,7 @@ one name with the results' `text`; the old spelling is still accepted (`aliases`
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, NamedTuple, Protocol
 
 from frayproof_audit.render.failure import Failure, Said, json_failure, text_failure
 
@@ -28,8 +27,7 @@ class Tabular(Protocol):
     def tidy(self) -> pl.DataFrame: ...
 
 
-@dataclass(frozen=True, slots=True)
-class TableOutput:
+class TableOutput(NamedTuple):
     """One output format of tables: text (`text`) or bytes written to `--output` (`write`)."""
 
     name: str
