@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit import check, validate
-from frayproof_audit.formats import FORMATS
-from frayproof_audit.formats.auto import AmbiguousFormat, UnknownShape, detect
+from frayproof_audit.formats import FORMATS, detect
+from frayproof_audit.formats.auto import AmbiguousFormat, UnknownShape
 from frayproof_audit.snapshot import load_source, to_snapshot
 from sessiongen import small
 from sessiongen.gemini_wire import NotExpressible as GeminiNotExpressible

@@ -154,7 +154,7 @@ def test_the_gemini_profile_judges_the_format_by_default() -> None:
 def test_auto_detects_gemini_contents() -> None:
     after = [ASK, calls("c1"), responses("c1")]
     assert validate(after, input_format="auto").violations == validate(after, input_format=GEMINI).violations
-    from frayproof_audit.formats.auto import detect
+    from frayproof_audit.formats import detect
     assert detect(after)[0].name == GEMINI
     assert detect([{"role": "user", "parts": []}])[1] is False  # an empty Content says nothing
 

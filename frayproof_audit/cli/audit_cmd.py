@@ -20,11 +20,11 @@ from frayproof_audit.cli.common import (
     sarif_category_for,
 )
 from frayproof_audit.cli.dataset_options import (
-    OUTPUT_FORMATS,
     as_day,
-    cannot_write,
     selection_options,
-    write_output,
+    show_table,
+    table_format_option,
+    table_output,
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, count
@@ -43,6 +43,7 @@ from frayproof_audit.corpus.config import (
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render
+from frayproof_audit.shown import read_shown
 
 if TYPE_CHECKING:
     from frayproof_audit.corpus.run import Progress
@@ -224,7 +225,7 @@ def audit_command(
     finally:
         progress.close()
     context = RenderContext(contract=contract, max_results=max_results, sarif_category=category)
-    click.echo(render(summary, output_format, context))
+    click.echo(render(summary, output_format, read_shown(summary, output_format, context)))
     sys.exit(summary.exit_code)
 
 
@@ -239,9 +240,7 @@ def _label(exc: InputError) -> str:
 @click.option("--by", multiple=True, type=click.Choice(STATS_BY),
               help="Group every table by this column as well (repeatable: --by compactor --by log_date).")
 @selection_options
-@click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              default="table", show_default=True,
-              help="table for people; json, csv or parquet for machines (parquet needs --output).")
+@table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
@@ -262,9 +261,7 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     Example:
         frayproof-audit stats audit-out --by compactor --by log_date --since 2025-06-01
     """
-    json_errors = "json" if output_format == "json" else "text"
-    if output_format == "parquet" and output is None:
-        fail_input("--format parquet needs --output FILE", json_errors)
+    chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
     from frayproof_audit.corpus.selection import Selection
     from frayproof_audit.corpus.stats import compute_stats
@@ -273,20 +270,5 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
         selection = Selection(runs, as_day(since), as_day(until), compactors)
         stats = compute_stats(out, by, selection)
     except InputError as exc:
-        fail_input(str(exc), json_errors)
-    if output_format == "parquet":
-        assert output is not None
-        try:
-            with open(output, "wb") as handle:  # a file object: never a URI for Polars
-                stats.tidy().write_parquet(handle)
-        except OSError as exc:
-            cannot_write(output, exc)
-        return
-    if output_format == "csv":
-        text = stats.tidy().write_csv()
-    else:
-        text = stats.to_json() if output_format == "json" else stats.to_text()
-    if output is None:
-        click.echo(text.rstrip("\n"))
-        return
-    write_output(output, text)
+        fail_input(str(exc), chosen)
+    show_table(chosen, stats, output)

@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from frayproof_audit.cli.choices import LiveHelp, RegistryChoice
 from frayproof_audit.cli.option_types import count
-from frayproof_audit.formats import FORMAT_NAMES
-from frayproof_audit.render import OUTPUTS, PLAIN_OUTPUTS
-from frayproof_audit.report import EXIT_INPUT_ERROR, input_error_json
+from frayproof_audit.formats import FORMATS
+from frayproof_audit.render import OUTPUTS, Failure, Said, get_output, plain_outputs
+from frayproof_audit.report import EXIT_INPUT_ERROR
 
-FORMAT_CHOICE = click.Choice(list(OUTPUTS), case_sensitive=True)
-PLAIN_FORMAT_CHOICE = click.Choice(list(PLAIN_OUTPUTS), case_sensitive=True)
+if TYPE_CHECKING:
+    from frayproof_audit.render.tables import TableOutput
+
+FORMAT_CHOICE = RegistryChoice(lambda: OUTPUTS)
+PLAIN_FORMAT_CHOICE = RegistryChoice(plain_outputs)
 
 
 def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--input-format",
         "input_format",
-        type=click.Choice(FORMAT_NAMES, case_sensitive=True),
+        type=RegistryChoice(lambda: FORMATS),
         default=None,
         help="Wire format of the snapshots (default: the contract's `format`, else openai); "
              "in a corpus, a record's own `format` field wins.",
@@ -67,8 +71,8 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
         type=count(1),
         default=None,
         metavar="N",
-        help="Cap for sarif results, github annotations or junit test cases, the most severe "
-             "kept and the rest counted in a note (default: 25000 sarif, 50 github, 20000 junit).",
+        cls=LiveHelp,
+        help_of=_max_results_help,
     )(function)
     return click.option(
         "--format",
@@ -81,12 +85,24 @@ def format_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
+def _max_results_help() -> str:
+    caps = ", ".join(f"{output.cap} {output.name}" for output in OUTPUTS.values() if output.ci)
+    return ("Cap for sarif results, github annotations or junit test cases, the most severe "
+            f"kept and the rest counted in a note (default: {caps}).")
+
+
 def sarif_category_for(output_format: str, sarif_category: str | None) -> str | None:
-    """`--sarif-category`, refused with any other output than sarif (it would change nothing)."""
-    if sarif_category is not None and output_format != "sarif":
-        raise click.UsageError(f"--sarif-category applies to --format sarif only, not "
-                               f"--format {output_format}.")
-    return sarif_category
+    """`--sarif-category`, refused with an output it does not apply to (it would change nothing)."""
+    return _own_option("sarif_category", "--sarif-category", output_format, sarif_category)
+
+
+def _own_option(name: str, flag: str, output_format: str, value: str | None) -> str | None:
+    """An option that applies to some outputs only (`Output.options`): refused with another."""
+    if value is not None and name not in get_output(output_format).options:
+        takers = " or ".join(f"--format {output.name}" for output in OUTPUTS.values()
+                             if name in output.options)
+        raise click.UsageError(f"{flag} applies to {takers} only, not --format {output_format}.")
+    return value
 
 
 def plain_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,26 +116,18 @@ def plain_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-def fail_input(message: str, output_format: str, label: str = "INPUT ERROR") -> NoReturn:
-    """Print an input error the way every command does, then exit 2 (`label` says whose fault:
-    `OUTPUT ERROR` when the output folder cannot be used or written)."""
-    if output_format == "json":
-        click.echo(input_error_json(message))
-    elif output_format == "github":
-        from frayproof_audit.render.github import command
-
-        click.echo(command("error", f"{label}: {message}", title="frayproof-audit"))
-        click.echo(f"{label}: {message}", err=True)
-    elif output_format in ("sarif", "junit"):  # a report to upload, even for a run that never ran
-        from frayproof_audit.render.failure import failure_document
-
-        context = click.get_current_context()
-        name = context.info_name or "frayproof-audit"
-        category = context.params.get("sarif_category")
-        click.echo(failure_document(output_format, name, label, message, EXIT_INPUT_ERROR, category))
-        click.echo(f"{label}: {message}", err=True)
-    else:
-        click.echo(f"{label}: {message}", err=True)
+def fail_input(message: str, output: str | TableOutput, label: str = "INPUT ERROR") -> NoReturn:
+    """Print an input error the way the chosen output shows a command that could not run
+    (`Output.failure`; a results output by name, or a table output), then exit 2 (`label` says
+    whose fault: `OUTPUT ERROR` when the output folder cannot be used or written)."""
+    show = get_output(output).failure if isinstance(output, str) else output.failure
+    context = click.get_current_context()
+    said: Said = show(Failure(context.info_name or "frayproof-audit", label, message,
+                              EXIT_INPUT_ERROR, context.params.get("sarif_category")))
+    if said.stdout is not None:
+        click.echo(said.stdout)
+    if said.stderr is not None:
+        click.echo(said.stderr, err=True)
     sys.exit(EXIT_INPUT_ERROR)
 
 

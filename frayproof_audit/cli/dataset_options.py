@@ -1,5 +1,6 @@
 """Options shared by the commands that read a dataset back (`stats`, `trend`): which rows
-(`--run`, `--since`, `--until`, `--compactor`), and writing a result to `--output`."""
+(`--run`, `--since`, `--until`, `--compactor`), the table output (`--format`, from
+`render.tables.TABLE_OUTPUTS`), and writing a result to `--output`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,47 @@ from typing import Any, NoReturn
 
 import click
 
+from frayproof_audit.cli.choices import RegistryChoice
+from frayproof_audit.cli.common import fail_input
 from frayproof_audit.files import write_through
+from frayproof_audit.render.tables import TABLE_OUTPUTS, TableOutput, Tabular, table_aliases
 from frayproof_audit.report import EXIT_INPUT_ERROR
 
-OUTPUT_FORMATS = ("table", "json", "csv", "parquet")
+TABLE_FORMAT_CHOICE = RegistryChoice(lambda: TABLE_OUTPUTS, table_aliases)
+
+
+def table_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--format` of a table command: one of `TABLE_OUTPUTS` (`table` still means `text`)."""
+    return click.option(
+        "--format", "output_format", type=TABLE_FORMAT_CHOICE, default="text", show_default=True,
+        help="text for people (also spelled table, its former name); json, csv or parquet for "
+             "machines (parquet needs --output).")(function)
+
+
+def table_output(output_format: str, output: str | None) -> TableOutput:
+    """The chosen table output; one that writes bytes needs `--output` (else exit 2)."""
+    chosen = TABLE_OUTPUTS[output_format]
+    if chosen.write is not None and output is None:
+        fail_input(f"--format {chosen.name} needs --output FILE", chosen)
+    return chosen
+
+
+def show_table(chosen: TableOutput, result: Tabular, output: str | None) -> None:
+    """`result` in the chosen output, on stdout or in `output`."""
+    if chosen.write is not None:
+        assert output is not None  # `table_output` refused it
+        try:
+            with open(output, "wb") as handle:  # a file object: never a URI for Polars
+                chosen.write(result, handle)
+        except OSError as exc:
+            cannot_write(output, exc)
+        return
+    assert chosen.text is not None
+    text = chosen.text(result)
+    if output is None:
+        click.echo(text.rstrip("\n"))
+        return
+    write_output(output, text)
 
 
 def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -19,6 +19,7 @@ from frayproof_audit.errors import InputError
 from frayproof_audit.mutate.operators import OPERATORS
 from frayproof_audit.mutate.target import MutateRequest, run_request
 from frayproof_audit.render import RenderContext, render
+from frayproof_audit.shown import read_shown
 
 
 @click.command("mutate")
@@ -73,5 +74,5 @@ def mutate_command(input_path: str, target: str | None, after_path: str | None,
         fail_input(str(exc), output_format)
     context = RenderContext({"before": input_path, "after": request.output_file},
                             request.output_file, contract, max_results, sarif_category=category)
-    click.echo(render(report, output_format, context))
+    click.echo(render(report, output_format, read_shown(report, output_format, context)))
     sys.exit(report.exit_code)

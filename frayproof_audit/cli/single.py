@@ -17,10 +17,11 @@ from frayproof_audit.engine import check, validate
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render
 from frayproof_audit.report import Report
+from frayproof_audit.shown import read_shown
 
 
 def _render(report: Report, output_format: str, context: RenderContext) -> None:
-    click.echo(render(report, output_format, context))
+    click.echo(render(report, output_format, read_shown(report, output_format, context)))
     sys.exit(report.exit_code)
 
 

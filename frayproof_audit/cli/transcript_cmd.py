@@ -13,10 +13,13 @@ from typing import Any
 
 import click
 
+from frayproof_audit.cli.choices import RegistryChoice
+from frayproof_audit.cli.common import plain_format_option
 from frayproof_audit.cli.option_types import count
 from frayproof_audit.files import write_through
-from frayproof_audit.formats import FORMAT_NAMES
+from frayproof_audit.formats import FORMATS
 from frayproof_audit.providers import PROFILE_NAMES
+from frayproof_audit.render import render
 from frayproof_audit.report import EXIT_INPUT_ERROR
 from frayproof_audit.transcript.batch import EditRun, compact_paths, inspect_paths, repair_paths
 from frayproof_audit.transcript.sources import shown_path
@@ -36,7 +39,7 @@ def _paths(function: Callable[..., Any]) -> Callable[..., Any]:
 
 def _input_format(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--input-format", "input_format", type=click.Choice(FORMAT_NAMES, case_sensitive=True),
+        "--input-format", "input_format", type=RegistryChoice(lambda: FORMATS),
         default=None,
         help="Wire format of the transcripts (default: auto, the format each transcript's own "
              "evidence names); a JSONL record's own `format` field wins.")(function)
@@ -50,12 +53,6 @@ def _profile(function: Callable[..., Any]) -> Callable[..., Any]:
              "openai-chat).")(function)
 
 
-def _output_format(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--format", "output_format", type=click.Choice(["text", "json"]),
-                        default="text", show_default=True,
-                        help="text for people, json for machines.")(function)
-
-
 def _output(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
                         help="Write the new transcript (or the JSONL) here instead of to stdout: "
@@ -67,7 +64,7 @@ def _output(function: Callable[..., Any]) -> Callable[..., Any]:
 @_paths
 @_input_format
 @_profile
-@_output_format
+@plain_format_option
 def inspect_command(paths: tuple[str, ...], input_format: str | None, profile: str | None,
                     output_format: str) -> None:
     """Name every defect of each transcript: FATAL (a provider would reject it) or WASTEFUL.
@@ -84,7 +81,7 @@ def inspect_command(paths: tuple[str, ...], input_format: str | None, profile: s
     run = inspect_paths(paths, input_format, profile)
     for line in run.problems():
         click.echo(line, err=True)
-    click.echo(run.to_json() if output_format == "json" else run.to_text())
+    click.echo(render(run, output_format))
     sys.exit(run.exit_code)
 
 
@@ -92,7 +89,7 @@ def _finish(run: EditRun, output: str | None, output_format: str) -> None:
     for line in run.problems():
         click.echo(line, err=True)
     payload = run.payload()
-    account = run.to_json() if output_format == "json" else run.to_text()
+    account = render(run, output_format)
     if payload is not None and output is not None:
         try:
             write_through(output, payload.encode("utf-8"))
@@ -115,7 +112,7 @@ def _finish(run: EditRun, output: str | None, output_format: str) -> None:
 @_output
 @_input_format
 @_profile
-@_output_format
+@plain_format_option
 def repair_command(paths: tuple[str, ...], output: str | None, input_format: str | None,
                    profile: str | None, output_format: str) -> None:
     """Repair transcripts with the smallest edits that make them valid, in their own format.
@@ -148,7 +145,7 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
 @_output
 @_input_format
 @_profile
-@_output_format
+@plain_format_option
 def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenizer: str,
                     output: str | None, input_format: str | None, profile: str | None,
                     output_format: str) -> None:

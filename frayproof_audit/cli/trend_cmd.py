@@ -10,10 +10,12 @@ import click
 
 from frayproof_audit.cli.common import fail_input
 from frayproof_audit.cli.dataset_options import (
-    OUTPUT_FORMATS,
     as_day,
     cannot_write,
     selection_options,
+    show_table,
+    table_format_option,
+    table_output,
     write_output,
 )
 from frayproof_audit.cli.option_types import POINTS, count
@@ -35,11 +37,9 @@ so `--help` can show them without importing Polars."""
               show_default=True, metavar="N",
               help="Each period is compared with the median of the previous N periods.")
 @selection_options
-@click.option("--format", "output_format", type=click.Choice(OUTPUT_FORMATS),
-              default="table", show_default=True,
-              help="table for people; json, csv or parquet for machines (parquet needs --output).")
+@table_format_option
 @click.option("--output", type=click.Path(dir_okay=False), default=None,
-              help="Write the table/json/csv/parquet to this file instead of standard output.")
+              help="Write the text/json/csv/parquet to this file instead of standard output.")
 @click.option("--png", type=click.Path(dir_okay=False), default=None,
               help="Also draw the charts into this PNG file (needs the plot extra).")
 @click.option("--svg", type=click.Path(dir_okay=False), default=None,
@@ -71,15 +71,13 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     Example:
         frayproof-audit trend audit-out --fail-on-regression 10 --png trend.png
     """
-    json_errors = "json" if output_format == "json" else "text"
-    if output_format == "parquet" and output is None:
-        fail_input("--format parquet needs --output FILE", json_errors)
+    chosen = table_output(output_format, output)
     # Polars (and matplotlib for charts): only this command needs them
     from frayproof_audit.corpus.selection import Selection
-    from frayproof_audit.trends import render
     from frayproof_audit.trends.badge import badge as badge_json
     from frayproof_audit.trends.charts import write_chart
     from frayproof_audit.trends.gate import GateResult, find_regressions
+    from frayproof_audit.trends.render import TrendReport
     from frayproof_audit.trends.series import TrendConfig, compute_trend
 
     try:
@@ -94,27 +92,10 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
                 except OSError as exc:
                     cannot_write(path, exc)
     except InputError as exc:
-        fail_input(str(exc), json_errors)
+        fail_input(str(exc), chosen)
     if badge is not None:
         write_output(badge, json.dumps(badge_json(trend), indent=2))
-    if output_format == "parquet":
-        assert output is not None
-        try:
-            with open(output, "wb") as handle:  # a file object: never a URI for Polars
-                render.tidy(trend).write_parquet(handle)
-        except OSError as exc:
-            cannot_write(output, exc)
-    else:
-        if output_format == "csv":
-            text = render.tidy(trend).write_csv()
-        elif output_format == "json":
-            text = render.to_json(trend, gate)
-        else:
-            text = render.to_text(trend, gate)
-        if output is None:
-            click.echo(text.rstrip("\n"))
-        else:
-            write_output(output, text)
-    if gate is not None and output_format in ("csv", "parquet"):
+    show_table(chosen, TrendReport(trend, gate), output)
+    if gate is not None and not chosen.verdict:
         click.echo(gate.to_text(), err=True)  # the table holds no verdict: say it beside it
     sys.exit(gate.exit_code if gate is not None else EXIT_PASS)

@@ -7,6 +7,8 @@ contract. A finding is `repairable` when its condition is gone after the repair;
 `findings.repairable` column says so for every finding. A failing pair whose every error is
 repairable, and whose repaired after passes, gets a line in `--repair-out DIR`: its
 `pair_id`, the format, the repaired after snapshot (in its own wire format) and the changes.
+A pair in a format without a writer (`Format.writer` is None: `gemini`) is not repaired, so
+none of its findings is repairable.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.sources import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats import get_format
+from frayproof_audit.formats import get_format, writer_of
 from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.jsonio import compact
 from frayproof_audit.loaded import Loaded
@@ -55,6 +57,8 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     if not any(v.code in REPAIR_FIXES for v in violations):
         return nothing
     fmt = get_format(after.format.name)
+    if writer_of(fmt) is None:  # a format that cannot be written back is never repaired
+        return nothing
     text = after_wire if isinstance(after_wire, str) else None
     try:
         if text is not None:  # otel-genai: the messages as a JSON string

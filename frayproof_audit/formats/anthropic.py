@@ -41,7 +41,10 @@ from copy import deepcopy
 from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.block_writer import BlockWriter
+from frayproof_audit.formats.evidence import EvidenceRules
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
+from frayproof_audit.formats.writer import Writer
 from frayproof_audit.jsonio import plain_copy
 from frayproof_audit.loaded import Loaded, Origin
 from frayproof_audit.model import MODELLED_FIELDS
@@ -68,12 +71,33 @@ class _Read(NamedTuple):
     call_blocks: dict[int, tuple[int, ...]]
 
 
+EVIDENCE_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking",
+                             "server_tool_use"})
+
+
+def blocks_evidence(index: int, message: dict[Any, Any]) -> tuple[str, str] | None:
+    """`auto`'s evidence of Anthropic Messages in a message: a content block of type
+    `tool_use`, `tool_result`, `thinking`, `redacted_thinking`, `server_tool_use` or
+    `*_tool_result` (a request object with `messages` or `system` is evidence too)."""
+    content = message.get("content")
+    if not isinstance(content, list | tuple):
+        return None
+    for position, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if type(kind) is str and (kind in EVIDENCE_BLOCKS or kind.endswith("_tool_result")):
+            return f"messages[{index}].content[{position}]", f"is a {kind} block"
+    return None
+
+
 class AnthropicMessages(ChatShaped):
     """The `anthropic` format. The registered instance knows no call positions; each `Loaded`
     gets a copy that knows its own (`call_blocks`: wire message → block index of call k)."""
 
     name = "anthropic"
     containers: tuple[type, ...] = (list, dict)
+    evidence: EvidenceRules | None = EvidenceRules(
+        message=blocks_evidence, request=("messages", SYSTEM), messages_key="messages")
+    writer: Writer | None = BlockWriter("content", "user")
 
     def __init__(self, call_blocks: Mapping[int, tuple[int, ...]] | None = None) -> None:
         self._call_blocks: Mapping[int, tuple[int, ...]] = call_blocks or {}

@@ -10,15 +10,22 @@ Optional, outside the protocol: a format whose messages hold blocks a provider r
 (thinking blocks, reasoning items) can spell one content block, `block_site(snapshot, origin,
 position)`, and count it as the provider does, `wire_block(origin, position)`
 (`providers.blocks` asks for them and falls back to `after[i].content[p]`).
+
+What a format knows beyond reading is part of its record too: `evidence`, what `auto` reads
+as a sign of it, and `writer`, how `repair` and `compact` write it back (None: it cannot be
+rewritten, which they say by name). Every format here states both; `evidence_of` and
+`writer_of` read a format that predates them (a library user's own) as having neither.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
+from frayproof_audit.formats.evidence import EvidenceRules
+from frayproof_audit.formats.writer import Writer
 from frayproof_audit.loaded import Loaded, MessageView, Origin
 
-__all__ = ["Format", "Origin"]
+__all__ = ["Format", "Origin", "evidence_of", "writer_of"]
 
 
 class Format(Protocol):
@@ -31,6 +38,16 @@ class Format(Protocol):
     def containers(self) -> tuple[type, ...]:
         """The JSON types a whole snapshot may be: `(list,)` for a message list; formats whose
         requests carry more than messages (a top-level `system`) also take `dict`."""
+        ...
+
+    @property
+    def evidence(self) -> EvidenceRules | None:
+        """What `auto` reads as a sign of this format (None: `auto` never chooses it)."""
+        ...
+
+    @property
+    def writer(self) -> Writer | None:
+        """How its wire data is written back after repair or compaction (None: it cannot be)."""
         ...
 
     def load(self, messages: Any) -> Loaded:
@@ -61,3 +78,15 @@ class Format(Protocol):
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:
         """The wire messages from `first` to `last`, both included."""
         ...
+
+
+def evidence_of(fmt: Format) -> EvidenceRules | None:
+    """`fmt.evidence`; None for a format that predates the member."""
+    found: EvidenceRules | None = getattr(fmt, "evidence", None)
+    return found
+
+
+def writer_of(fmt: Format) -> Writer | None:
+    """`fmt.writer`; None for a format that predates the member."""
+    found: Writer | None = getattr(fmt, "writer", None)
+    return found

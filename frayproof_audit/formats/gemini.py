@@ -38,7 +38,9 @@ from typing import Any
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.anthropic import compact_json, fresh_copies
+from frayproof_audit.formats.evidence import EvidenceRules
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
+from frayproof_audit.formats.writer import Writer
 from frayproof_audit.jsonio import canonical, plain_copy
 from frayproof_audit.loaded import Loaded, Origin
 from frayproof_audit.model import MODELLED_FIELDS
@@ -57,11 +59,36 @@ class GeminiInputError(InputError):
     """A `gemini` snapshot that cannot be read; the message names the Content and part."""
 
 
+EVIDENCE_KEYS = (CALL, RESPONSE, TEXT, "inlineData", "fileData", "executableCode",
+                 "codeExecutionResult", THOUGHT)
+"""Part data keys of Gemini's untyped parts, in the order evidence names them."""
+
+
+def contents_evidence(index: int, content: dict[Any, Any]) -> tuple[str, str] | None:
+    """`auto`'s evidence of Gemini Contents: role `model`, or a part that has no `type` and
+    holds Gemini part data (`text`, `functionCall`, `functionResponse`, `inlineData`,
+    `fileData`, `executableCode`, `codeExecutionResult`, `thought`)."""
+    if content.get("role") == "model":
+        return f"messages[{index}]", "has role 'model'"
+    parts = content.get("parts")
+    if not isinstance(parts, list | tuple):
+        return None
+    for position, part in enumerate(parts):
+        if isinstance(part, dict) and "type" not in part:
+            key = next((key for key in EVIDENCE_KEYS if key in part), None)
+            if key is not None:
+                return f"messages[{index}].parts[{position}]", f"is a {key} part"
+    return None
+
+
 class GeminiContents(ChatShaped):
-    """The `gemini` format: Gemini `Content` lists."""
+    """The `gemini` format: Gemini `Content` lists. It has no writer yet: `repair` and
+    `compact` refuse it, and an audit's findings on it are never repairable."""
 
     name = "gemini"
     containers: tuple[type, ...] = (list,)
+    evidence: EvidenceRules | None = EvidenceRules(message=contents_evidence)
+    writer: Writer | None = None
 
     def load(self, contents: list[Any]) -> Loaded:
         if type(contents) is not list:

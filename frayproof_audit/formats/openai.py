@@ -12,9 +12,12 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.evidence import EvidenceRules
+from frayproof_audit.formats.writer import Piece, WireSnapshot, Writer
 from frayproof_audit.jsonio import canonical, plain_copy, quick_plain_copy
 from frayproof_audit.loaded import CallView, Loaded, MessageView, Origin
 from frayproof_audit.model import MODELLED_FIELDS
@@ -34,11 +37,48 @@ class ChatShaped:
         return message_identity(message)
 
 
+EVIDENCE_FIELDS = ("tool_calls", "tool_call_id", "function_call", "refusal")
+EVIDENCE_ROLES = ("tool", "function")
+
+
+def chat_evidence(index: int, message: dict[Any, Any]) -> tuple[str, str] | None:
+    """`auto`'s evidence of Chat Completions: a message with `tool_calls`, `tool_call_id`,
+    `function_call` or `refusal` (any non-null value), or with role `tool` or `function` (and
+    no `parts`)."""
+    for key in EVIDENCE_FIELDS:
+        if message.get(key) is not None:
+            return f"messages[{index}]", f"has {key}"
+    role = message.get("role")
+    if type(role) is str and role in EVIDENCE_ROLES and "parts" not in message:
+        return f"messages[{index}]", f"has role {role!r}"
+    return None
+
+
+class ChatWriter:
+    """Chat Completions: a piece is one message."""
+
+    def pieces(self, snapshot: WireSnapshot) -> list[Piece | None]:
+        return [Piece(i, i, (message,), message.get("role") == "tool", True)
+                for i, message in enumerate(snapshot.wire)]
+
+    def result(self, call_id: str, text: str) -> Piece:
+        return Piece(None, None, ({"role": "tool", "tool_call_id": call_id, "content": text},),
+                     True, True)
+
+    def assemble(self, snapshot: WireSnapshot, plan: Sequence[Piece]) -> Any:
+        return [piece.units[0] for piece in plan]
+
+    def hosts(self, snapshot: WireSnapshot, plan: Sequence[Piece]) -> list[int | None]:
+        return [None] * len(plan)  # every piece is a message of its own
+
+
 class OpenAIChat(ChatShaped):
     """The `openai` format: Chat Completions message lists."""
 
     name = "openai"
     containers: tuple[type, ...] = (list,)
+    evidence: EvidenceRules | None = EvidenceRules(message=chat_evidence)
+    writer: Writer | None = ChatWriter()
 
     def load(self, messages: list[Any]) -> Loaded:
         return Loaded(messages, self.views(messages), self)

@@ -35,7 +35,10 @@ import functools
 from typing import Any
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.block_writer import BlockWriter
+from frayproof_audit.formats.evidence import EvidenceRules, TextEvidence
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
+from frayproof_audit.formats.writer import Writer
 from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy
 from frayproof_audit.loaded import Loaded, Origin
 from frayproof_audit.model import MODELLED_FIELDS
@@ -51,11 +54,28 @@ class OtelInputError(InputError):
     """An `otel-genai` snapshot that cannot be read; the message names the message and part."""
 
 
+def parts_evidence(index: int, message: dict[Any, Any]) -> tuple[str, str] | None:
+    """`auto`'s evidence of OpenTelemetry GenAI messages: a `parts` array holding a typed part
+    (`{"type": ...}`; Gemini's parts have no `type`, so an empty `parts` array is no
+    evidence). A snapshot that is a JSON string is evidence too (as spans carry
+    `gen_ai.input.messages`; no other format takes one)."""
+    parts = message.get("parts")
+    if not isinstance(parts, list | tuple):
+        return None
+    if any(isinstance(part, dict) and type(part.get("type")) is str for part in parts):
+        return f"messages[{index}]", "has parts"
+    return None
+
+
 class OtelGenAI(ChatShaped):
     """The `otel-genai` format: OpenTelemetry GenAI `ChatMessage` lists."""
 
     name = "otel-genai"
     containers: tuple[type, ...] = (list, str)
+    evidence: EvidenceRules | None = EvidenceRules(
+        message=parts_evidence,
+        text=TextEvidence("is a JSON string (a span attribute)", lambda text: parse_messages(text)))
+    writer: Writer | None = BlockWriter("parts", "tool")
 
     def load(self, messages: list[Any] | str) -> Loaded:
         value = parse_messages(messages) if type(messages) is str else messages

@@ -29,10 +29,13 @@ of items (`after[3:6]`), call sites the call's own item (`after[5]`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
+from frayproof_audit.formats.evidence import EvidenceRules
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
+from frayproof_audit.formats.writer import Piece, WireSnapshot, Writer
 from frayproof_audit.jsonio import plain_copy
 from frayproof_audit.loaded import Loaded, Origin
 
@@ -77,11 +80,85 @@ def _bounds(origin: Origin) -> tuple[int, int]:
     return origin.message, origin.message + 1
 
 
+EVIDENCE_ITEMS = frozenset({"function_call", "function_call_output", "reasoning", "compaction",
+                            "item_reference"})
+EVIDENCE_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file",
+                            "input_audio", "refusal"})
+
+
+def items_evidence(index: int, item: dict[Any, Any]) -> tuple[str, str] | None:
+    """`auto`'s evidence of Responses items: an item of a Responses type other than `message`
+    (`function_call`, `function_call_output`, `reasoning`, `compaction`, `item_reference`,
+    `*_call`, `*_call_output`, `mcp_*`), or a `message`-typed item whose content is a string or
+    holds a Responses part (`input_text`, `output_text`, `input_image`, `input_file`,
+    `input_audio`, `refusal`); a `message` type on Anthropic blocks is an Anthropic SDK dump,
+    no evidence. A request object with `input` or `instructions` is evidence too."""
+    kind = item.get("type")
+    if type(kind) is not str:
+        return None
+    if kind in EVIDENCE_ITEMS or kind.endswith(("_call", "_call_output")) or kind.startswith("mcp_"):
+        return f"messages[{index}]", f"is a {kind} item"
+    if kind != MESSAGE:
+        return None
+    content = item.get("content")
+    if type(content) is str:
+        return f"messages[{index}]", "is a message item with string content"
+    if isinstance(content, list | tuple):
+        for position, part in enumerate(content):
+            part_kind = part.get("type") if isinstance(part, dict) else None
+            if type(part_kind) is str and part_kind in EVIDENCE_PARTS:
+                return (f"messages[{index}].content[{position}]",
+                        f"is an {part_kind} part of a message item")
+    return None
+
+
+class ItemsWriter:
+    """Responses items: a piece is the run of items one neutral message was read from."""
+
+    def _items(self, wire: Any) -> list[Any]:
+        if isinstance(wire, dict):
+            items = wire.get("input")
+            return items if isinstance(items, list) else []
+        return list(wire)
+
+    def pieces(self, snapshot: WireSnapshot) -> list[Piece | None]:
+        items = self._items(snapshot.wire)
+        loaded = snapshot.loaded
+        found: list[Piece | None] = []
+        for index in range(len(loaded)):
+            origin = loaded.origin(index)
+            if origin.field is not None:
+                found.append(None)
+                continue
+            start, stop = ((origin.start, origin.stop) if isinstance(origin, Run)
+                           else (origin.message, origin.message + 1))
+            result = loaded.views[index].role == "tool"
+            found.append(Piece(index, start, tuple(items[start:stop]), result, True))
+        return found
+
+    def result(self, call_id: str, text: str) -> Piece:
+        item = {"type": "function_call_output", "call_id": call_id, "output": text}
+        return Piece(None, None, (item,), True, True)
+
+    def assemble(self, snapshot: WireSnapshot, plan: Sequence[Piece]) -> Any:
+        items = [item for piece in plan for item in piece.units]
+        wire = snapshot.wire
+        if isinstance(wire, dict):
+            return {**wire, "input": items} if isinstance(wire.get("input"), list) else dict(wire)
+        return items
+
+    def hosts(self, snapshot: WireSnapshot, plan: Sequence[Piece]) -> list[int | None]:
+        return [None] * len(plan)  # every piece is items of its own
+
+
 class OpenAIResponses(ChatShaped):
     """The `openai-responses` format: Responses API input items."""
 
     name = "openai-responses"
     containers: tuple[type, ...] = (list, dict)
+    evidence: EvidenceRules | None = EvidenceRules(
+        message=items_evidence, request=("input", "instructions"), messages_key="input")
+    writer: Writer | None = ItemsWriter()
 
     def load(self, snapshot: Any) -> Loaded:
         return _read(snapshot, copy=False, fmt=self)

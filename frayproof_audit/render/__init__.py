@@ -1,20 +1,24 @@
 """Output formats of results (`--format`), one module each, registered in `OUTPUTS`.
 
-A result is a `Report` (validate, check), a `MutationReport` (mutate) or a `RunSummary`
-(audit); each owns its verdict and exit code and knows its own text and JSON forms. An output
-format is a function from a result and a `RenderContext` (the files the command read, a cap) to
-the text printed; the format never changes the exit code. `sarif`, `github` and `junit` are for
-CI systems: they write one `Outcome` (`render/ci.py`) built from any of the three results.
-Adding an output is a module here and a line in `OUTPUTS`; the commands' `--format` choices are
-read from this table.
+A result is a `Report` (validate, check), a `MutationReport` (mutate), a `RunSummary` (audit),
+or the result of `tool-args`, `inspect`, `repair` or `compact`; each owns its verdict and exit
+code and knows its own text and JSON forms. An `Output` holds everything about one format: how
+it renders a result (with a `RenderContext`: the files the command read, a cap), what it shows
+when the command could not run (`failure`), and whether it is a CI output (`cap`): `sarif`,
+`github` and `junit` write one `Outcome` (`render/ci.py`), which only validate, check, mutate
+and audit results have, and show what the caller read for them (`frayproof_audit.shown`). The
+format never changes the exit code. Adding an output is a module here and one entry in
+`OUTPUTS`; the commands' `--format` choices, `--max-results`' defaults and the failure path are
+read from this table. (`stats` and `trend` show tables: `render/tables.py`.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from frayproof_audit.render.ci import RenderContext
+from frayproof_audit.render.ci import RenderContext, Shown
+from frayproof_audit.render.failure import Failure, Said, json_failure, text_failure
 
 
 class Renderable(Protocol):
@@ -31,6 +35,31 @@ class Renderable(Protocol):
 Renderer = Callable[[Renderable, RenderContext], str]
 
 
+class Output(NamedTuple):
+    """One output format of results (the registry's values are named tuples, as every
+    command's imports are: a dataclass costs 8x more to define)."""
+
+    name: str
+    render: Renderer
+    """The text of a result."""
+    failure: Callable[[Failure], Said]
+    """What is printed for a command that could not run (exit 2)."""
+    cap: int | None = None
+    """A CI output's default number of results (`--max-results` replaces it). A CI output
+    shows a result's `Outcome`, so only the commands whose results have one offer it, and they
+    read what it shows before rendering. None: an output every result has."""
+    options: tuple[str, ...] = ()
+    """Options of the commands that apply to this output only (`sarif_category`)."""
+
+    @property
+    def ci(self) -> bool:
+        return self.cap is not None
+
+    def limit(self, max_results: int | None) -> int:
+        """The number of results shown: `--max-results`, else the output's own cap."""
+        return max(1, max_results or self.cap or 1)
+
+
 def _text(result: Renderable, context: RenderContext) -> str:
     return result.to_text()
 
@@ -39,10 +68,19 @@ def _json(result: Renderable, context: RenderContext) -> str:
     return result.to_json()
 
 
+# The CI outputs load the registries (checks, operators) and the Outcome builders: imported
+# when one of them runs, never by a command that prints text or JSON.
+
 def _sarif(result: Renderable, context: RenderContext) -> str:
-    from frayproof_audit.render.sarif import render_sarif  # the CI outputs load the registries
+    from frayproof_audit.render.sarif import render_sarif
 
     return render_sarif(result, context)
+
+
+def _sarif_failure(failure: Failure) -> Said:
+    from frayproof_audit.render.sarif import sarif_failure
+
+    return sarif_failure(failure)
 
 
 def _github(result: Renderable, context: RenderContext) -> str:
@@ -51,29 +89,52 @@ def _github(result: Renderable, context: RenderContext) -> str:
     return render_github(result, context)
 
 
+def _github_failure(failure: Failure) -> Said:
+    from frayproof_audit.render.github import github_failure
+
+    return github_failure(failure)
+
+
 def _junit(result: Renderable, context: RenderContext) -> str:
     from frayproof_audit.render.junit import render_junit
 
     return render_junit(result, context)
 
 
-OUTPUTS: dict[str, Renderer] = {
-    "text": _text,
-    "json": _json,
-    "sarif": _sarif,
-    "github": _github,
-    "junit": _junit,
-}
-"""Output format name → renderer. `text` is for people, `json` for machines, `sarif` for code
-scanning (GitHub), `github` for workflow annotations, `junit` for CI test reports."""
+def _junit_failure(failure: Failure) -> Said:
+    from frayproof_audit.render.junit import junit_failure
 
-PLAIN_OUTPUTS = ("text", "json")
-"""The outputs every result has (commands whose results have no CI form offer only these)."""
+    return junit_failure(failure)
+
+
+OUTPUTS: dict[str, Output] = {output.name: output for output in (
+    Output("text", _text, text_failure),
+    Output("json", _json, json_failure),
+    Output("sarif", _sarif, _sarif_failure, cap=25_000, options=("sarif_category",)),
+    Output("github", _github, _github_failure, cap=50),
+    Output("junit", _junit, _junit_failure, cap=20_000),
+)}
+"""Output format name → output. `text` is for people, `json` for machines, `sarif` for code
+scanning (GitHub), `github` for workflow annotations, `junit` for CI test reports. The caps are
+the CI systems' limits (GitHub code scanning's 25,000 results per run, the 50 annotations it
+shows per job, GitLab's 30 MB reports) and equal the modules' own defaults (a test checks)."""
+
+
+def get_output(name: str) -> Output:
+    """The registered output of that name (`KeyError` for another: click offers only these)."""
+    return OUTPUTS[name]
+
+
+def plain_outputs() -> tuple[str, ...]:
+    """The outputs every result has (commands whose results have no `Outcome` offer only these)."""
+    return tuple(name for name, output in OUTPUTS.items() if not output.ci)
 
 
 def render(result: Renderable, output: str, context: RenderContext | None = None) -> str:
-    """The text of `result` in output format `output` (a key of `OUTPUTS`)."""
-    return OUTPUTS[output](result, context or RenderContext())
+    """The text of `result` in output format `output` (a key of `OUTPUTS`). A CI output shows
+    what `context.shown` holds: read it first with `frayproof_audit.shown.read_shown`."""
+    return OUTPUTS[output].render(result, context or RenderContext())
 
 
-__all__ = ["OUTPUTS", "PLAIN_OUTPUTS", "RenderContext", "Renderable", "Renderer", "render"]
+__all__ = ["OUTPUTS", "Failure", "Output", "RenderContext", "Renderable", "Renderer", "Said",
+           "Shown", "get_output", "plain_outputs", "render"]

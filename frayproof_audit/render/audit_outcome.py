@@ -1,4 +1,5 @@
-"""An audit's `RunSummary` → `Outcome`, from the rows the run committed (`corpus.details`).
+"""An audit's `RunSummary` → `Outcome`, from the rows the run committed (`corpus.details`), which
+the caller read into `context.shown.details`.
 
 A result points at its record: the JSONL file and line (`source`, `source_row`), or for a
 Parquet source the file with the row as a logical location (`row[12]/after[4]`), since a
@@ -9,11 +10,10 @@ record is an error when the gates make it fail the run, a warning otherwise.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from frayproof_audit.checks import CHECKS
-from frayproof_audit.corpus.details import FindingRow, Record, RunDetails, run_details
 from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.summary import RunSummary
 from frayproof_audit.render.ci import (
     ERROR,
     FAILURE,
@@ -24,15 +24,18 @@ from frayproof_audit.render.ci import (
     RenderContext,
     by_severity,
 )
-from frayproof_audit.render.outcomes import (
+from frayproof_audit.render.parts import (
     MUTATION_SUITE,
     check_cases,
-    enabled_checks,
     survivor_message,
     violation_text,
 )
 from frayproof_audit.render.rules import ENGINE_ERROR, INPUT_ERROR, all_rules, mutant_rule_id
 from frayproof_audit.report import Violation
+
+if TYPE_CHECKING:  # the rows' types: pyarrow is the caller's import, not the renderer's
+    from frayproof_audit.corpus.details import FindingRow, Record, RunDetails
+    from frayproof_audit.corpus.summary import RunSummary
 
 RECORDS_SUITE = "records"
 
@@ -110,8 +113,7 @@ def _input_errors_gate(summary: RunSummary) -> bool:
     return rate is not None and limit is not None and rate > limit
 
 
-def _cases(details: RunDetails, context: RenderContext) -> list[Case]:
-    enabled = enabled_checks(context.contract)
+def _cases(details: RunDetails, enabled: frozenset[str] | None) -> list[Case]:
     loaded: dict[tuple[str, str, int], list[Violation]] = {}
     for row in details.findings:
         key = (row.record.pair_id, row.record.source, row.record.source_row)
@@ -153,13 +155,21 @@ def _cases(details: RunDetails, context: RenderContext) -> list[Case]:
     return cases
 
 
-def audit_outcome(summary: RunSummary, context: RenderContext, limit: int, *,
-                  cases: bool = False) -> Outcome:
-    """The outcome of an audit run, reading at most `limit` rows of each kind from its tables;
-    its test cases only when `cases` (they are a case per pair × check)."""
-    details = run_details(summary.out, summary.run_id, limit)
+class RowsNotRead(ValueError):
+    """An audit's outcome asked for without its committed rows (`context.shown.details`)."""
+
+
+def audit_outcome(summary: RunSummary, context: RenderContext, *, cases: bool = False) -> Outcome:
+    """The outcome of an audit run from the rows of its tables the caller read
+    (`frayproof_audit.shown.read_shown`); its test cases only when `cases` (they are a case per
+    pair × check)."""
+    shown = context.shown
+    if shown is None or shown.details is None:
+        raise RowsNotRead(f"the CI outputs of run {summary.run_id} show its committed rows: read "
+                          "them first (frayproof_audit.shown.read_shown)")
+    details = shown.details
     items = _items(details, summary)
-    built = _cases(details, context) if cases else []
+    built = _cases(details, shown.enabled) if cases else []
     notices = [*summary.gate_failures, *summary.notes,
                *(f"{item.shard}: not audited: {item.reason}" for item in summary.not_audited)]
     return Outcome(

@@ -4,6 +4,11 @@ A `Report`, a `MutationReport` and an audit's `RunSummary` are turned into an `O
 (`render/outcomes.py`): results (`Item`: a rule, a level, a message, a place and the stable
 parts of its identity) and test cases (`Case`). Each output then only decides its syntax and
 applies its cap, so the three outputs agree on what was found, where, and how many were left out.
+
+An `Outcome` also shows what the result does not hold: the line of each place in its snapshot
+file, the checks the contract turns off, an audit's committed rows. Rendering reads no file:
+the caller reads them into a `Shown` (`frayproof_audit.shown.read_shown`) and hands it over in
+the `RenderContext`.
 """
 
 from __future__ import annotations
@@ -11,7 +16,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.details import RunDetails
+    from frayproof_audit.render.positions import SnapshotLines
 
 LEVELS = ("error", "warning", "note")
 """Result levels, most severe first (SARIF's and GitHub's names)."""
@@ -20,6 +29,19 @@ PASSED = "passed"
 FAILURE = "failure"
 ERROR = "error"
 SKIPPED = "skipped"
+
+
+class Shown(NamedTuple):
+    """What a CI output shows beyond its result, read by the caller before rendering."""
+
+    lines: Mapping[str, SnapshotLines] = {}
+    """Snapshot file (as `RenderContext.files` names it) → where each value of it starts; a file
+    the outcome points at that is missing here gets no line (logical locations only)."""
+    enabled: frozenset[str] | None = None
+    """Names of the checks the contract runs; None when it could not be read again (then no
+    test case is skipped as off in the contract)."""
+    details: RunDetails | None = None
+    """An audit's committed rows, at most the output's cap of each kind (`corpus.details`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +54,8 @@ class RenderContext:
     `max_results` caps results, annotations or test cases (None: the output's own default).
     `command` names the command in titles and the SARIF category (default: the result's kind).
     `sarif_category` replaces that category (`frayproof-audit/<command>`) in SARIF's
-    `automationDetails.id`, so two analyses uploaded for one commit stay apart.
+    `automationDetails.id`, so two analyses uploaded for one commit stay apart. `shown` is what
+    the CI outputs show beyond the result (None: nothing was read).
     """
 
     files: Mapping[str, str] = field(default_factory=dict)
@@ -41,6 +64,7 @@ class RenderContext:
     max_results: int | None = None
     command: str | None = None
     sarif_category: str | None = None
+    shown: Shown | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ LF; in a property also `:` and `,`.
 from __future__ import annotations
 
 from frayproof_audit.render.ci import Item, RenderContext, left_out_sentence
+from frayproof_audit.render.failure import Failure, Said
 from frayproof_audit.render.outcomes import outcome_of
 
 DEFAULT_MAX_ANNOTATIONS = 50
@@ -42,7 +43,7 @@ def _line(item: Item) -> str:
 
 def render_github(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_ANNOTATIONS)
-    outcome = outcome_of(result, context, cap)
+    outcome = outcome_of(result, context)
     shown = list(outcome.items[:cap])
     left_out = outcome.items_total - len(shown)
     lines = [_line(item) for item in shown]
@@ -52,3 +53,8 @@ def render_github(result: object, context: RenderContext) -> str:
         verdict += f" · {left}"
     lines.append(command("note", verdict, title=f"frayproof-audit {outcome.command}"))
     return "\n".join(lines)
+
+
+def github_failure(failure: Failure) -> Said:
+    """The error as an `::error` annotation (so the run's page shows it), and on stderr."""
+    return Said(command("error", failure.line, title="frayproof-audit"), failure.line)

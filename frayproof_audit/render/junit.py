@@ -26,10 +26,13 @@ from frayproof_audit.render.ci import (
     RenderContext,
     left_out_sentence,
 )
+from frayproof_audit.render.failure import Failure, Said
 from frayproof_audit.render.outcomes import outcome_of
 
 DEFAULT_MAX_CASES = 20_000
-TRUNCATION_SUITE = "frayproof-audit"
+TOOL_SUITE = "frayproof-audit"
+"""The suite of the tool's own cases: a command that could not run, the cases left out."""
+TRUNCATION_SUITE = TOOL_SUITE
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _RANK = {FAILURE: 0, ERROR: 0, SKIPPED: 1, PASSED: 2}
 
@@ -52,13 +55,20 @@ def capped_cases(outcome: Outcome, cap: int) -> tuple[list[Case], int]:
 
 def render_junit(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_CASES)
-    outcome = outcome_of(result, context, cap, cases=True)
+    outcome = outcome_of(result, context, cases=True)
     cases, left_out = capped_cases(outcome, cap)
     if left_out:
         cases.append(Case(TRUNCATION_SUITE, "frayproof_audit.output", "cases left out", SKIPPED,
                           left_out_sentence(left_out, outcome.cases_total, "test cases",
                                                             outcome.command)))
     return junit_document(outcome.command, cases)
+
+
+def junit_failure(failure: Failure) -> Said:
+    """One test case `frayproof_audit.<command>` in error."""
+    case = Case(TOOL_SUITE, f"frayproof_audit.{failure.command}", failure.label.lower(),
+                ERROR, failure.line, type=failure.label)
+    return Said(junit_document(failure.command, [case]), failure.line)
 
 
 def junit_document(command: str, cases: list[Case]) -> str:

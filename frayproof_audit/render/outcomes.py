@@ -4,20 +4,19 @@ Places: a finding of `check` points at the file its snapshot was read from (`bef
 `after`), at the line where its message starts when the file is a JSON list, and always names
 its message as a logical location (`after[4]`); a surviving mutant points at its first site. An
 audit's results point at the JSONL file and line of their record, or name the Parquet row
-(`row[12]`) as a logical location. Test cases are one per pair × registered check (skipped when
-the contract turns the check off), one per mutant, one per unjudged record.
+(`row[12]`) as a logical location (`audit_outcome.py`). Test cases are one per pair ×
+registered check (skipped when the contract turns the check off), one per mutant, one per
+unjudged record.
+
+Nothing here reads a file: the lines of the snapshot files, the checks the contract runs and an
+audit's rows come in `context.shown`, read by the caller (`frayproof_audit.shown`) from the
+files `lined_files` names.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable
-
-from frayproof_audit.checks import CHECKS
-from frayproof_audit.contract import load_contract
-from frayproof_audit.errors import InputError
-from frayproof_audit.files import read_regular_file
 from frayproof_audit.mutate.report import SKIPPED, SURVIVED, MutantOutcome, MutationReport
+from frayproof_audit.render.audit_outcome import audit_outcome
 from frayproof_audit.render.ci import (
     FAILURE,
     PASSED,
@@ -29,70 +28,75 @@ from frayproof_audit.render.ci import (
     by_severity,
 )
 from frayproof_audit.render.ci import SKIPPED as CASE_SKIPPED
-from frayproof_audit.render.positions import SnapshotLines
+from frayproof_audit.render.parts import (
+    MUTATION_SUITE,
+    check_cases,
+    survivor_message,
+    violation_text,
+)
 from frayproof_audit.render.rules import NOT_MEASURED, all_rules, mutant_rule_id
 from frayproof_audit.report import Report, Violation
 
-MUTATION_SUITE = "mutation"
-MAX_LINE_FILE_BYTES = 64 * 1024 * 1024
-"""Snapshot files larger than this are not re-read for line numbers (logical locations only)."""
 
-
-def outcome_of(result: object, context: RenderContext, limit: int, *, cases: bool = False) -> Outcome:
-    """The `Outcome` of any result the commands produce; `limit` bounds what an audit reads.
+def outcome_of(result: object, context: RenderContext, *, cases: bool = False) -> Outcome:
+    """The `Outcome` of any result the commands produce, showing what `context.shown` holds.
     Test cases are built only when asked for (`cases`: JUnit), since an audit's are many."""
     if isinstance(result, Report):
         return _of_report(result, context)
     if isinstance(result, MutationReport):
         return _of_mutation(result, context)
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.summary import RunSummary  # not for check: its imports cost
 
     if isinstance(result, RunSummary):
-        from frayproof_audit.render.audit_outcome import audit_outcome
-
-        return audit_outcome(result, context, limit, cases=cases)
+        return audit_outcome(result, context, cases=cases)
     raise TypeError(f"no CI output for a {type(result).__name__}")
+
+
+def lined_files(result: object, context: RenderContext) -> tuple[str, ...]:
+    """The snapshot files (JSON) whose lines the outcome of `result` points at: the files a
+    caller reads into `Shown.lines`, and no other."""
+    snapshots: list[str] = []
+    if isinstance(result, Report):
+        snapshots = [v.snapshot for v in result.violations]
+    elif isinstance(result, MutationReport):
+        if not result.baseline.passed:
+            snapshots = [v.snapshot for v in result.baseline.violations]
+        elif not result.applicable or any(m.status == SURVIVED for m in result.mutants):
+            snapshots = ["after"]
+    paths = (context.files.get(snapshot) for snapshot in dict.fromkeys(snapshots))
+    return tuple(dict.fromkeys(path for path in paths if path is not None and _lined(path)))
+
+
+def _lined(path: str) -> bool:
+    return path.endswith(".json")
 
 
 # ---- places ---------------------------------------------------------------------------------
 
 class _Places:
-    """Places in the files of one result; each snapshot file is read (for its lines) once."""
+    """Places in the files of one result, with the lines the caller read (`Shown.lines`)."""
 
     def __init__(self, context: RenderContext) -> None:
         self._files = context.files
-        self._lines: dict[str, SnapshotLines] = {}
-
-    def _of(self, path: str) -> SnapshotLines:
-        if path not in self._lines:
-            try:
-                text = read_regular_file(path, MAX_LINE_FILE_BYTES).decode("utf-8-sig")
-            except (InputError, OSError, UnicodeDecodeError):
-                text = ""
-            self._lines[path] = SnapshotLines.from_text(text)
-        return self._lines[path]
+        self._lines = context.shown.lines if context.shown is not None else {}
 
     def at(self, snapshot: str, label: str) -> Place:
         """`label` (`after[4]`, a mutant's site) in the file snapshot `snapshot` was read from."""
         path = self._files.get(snapshot)
         if path is None:
             return Place(None, None, label)
-        line = self._of(path).line_of(label) if path.endswith(".json") else None
-        return Place(path, line, label)
+        lines = self._lines.get(path) if _lined(path) else None
+        return Place(path, None if lines is None else lines.line_of(label), label)
+
+
+def _enabled(context: RenderContext) -> frozenset[str] | None:
+    return context.shown.enabled if context.shown is not None else None
 
 
 def _label(violation: Violation) -> str:
     if violation.message_index is None:
         return violation.snapshot
     return f"{violation.snapshot}[{violation.message_index}]"
-
-
-def violation_text(violation: Violation, where: str) -> str:
-    """The message of a finding with its place and named parts (`tool_call_id`, `pin`, `rule`)."""
-    extras = [f"{name} {json.dumps(getattr(violation, name), ensure_ascii=False)}"
-              for name in ("tool_call_id", "pin", "rule") if getattr(violation, name) is not None]
-    detail = "; ".join([f"{violation.check} at {where}", *extras])
-    return f"{violation.message} ({detail})"
 
 
 # ---- check / validate -----------------------------------------------------------------------
@@ -111,44 +115,10 @@ def _violation_item(violation: Violation, context: RenderContext, places: _Place
     )
 
 
-def enabled_checks(contract: str | None) -> frozenset[str] | None:
-    """Names of the checks the contract runs; None when the contract cannot be read again."""
-    try:
-        resolved = load_contract(contract)
-    except InputError:
-        return None
-    return frozenset(check.name for check in CHECKS if resolved.settings(check.key).enabled)
-
-
-def check_cases(violations: Iterable[Violation], name: str, enabled: frozenset[str] | None,
-                has_before: bool, file: str | None = None, line: int | None = None) -> list[Case]:
-    """One case per registered check for one pair: failed by its error findings, skipped when
-    the contract turns the check off or it needs a before snapshot that is not there."""
-    by_check: dict[str, list[Violation]] = {}
-    for violation in violations:
-        by_check.setdefault(violation.check, []).append(violation)
-    cases = []
-    for check in CHECKS:
-        found = by_check.get(check.name, [])
-        errors = [v for v in found if v.severity == "error"]
-        text = "\n".join(v.to_text() for v in found)
-        outcome, message, kind = PASSED, "", ""
-        if errors:
-            outcome, message = FAILURE, errors[0].message
-            kind = ",".join(dict.fromkeys(v.code or v.check for v in errors))
-        elif check.needs_before and not has_before:
-            outcome, message = CASE_SKIPPED, "needs a before snapshot"
-        elif enabled is not None and check.name not in enabled:
-            outcome, message = CASE_SKIPPED, "off in the contract"
-        cases.append(Case(check.name, f"frayproof_audit.{check.name}", name, outcome, message,
-                          text if outcome != CASE_SKIPPED else "", kind, file, line))
-    return cases
-
-
 def _of_report(report: Report, context: RenderContext) -> Outcome:
     places = _Places(context)
     items = by_severity(_violation_item(v, context, places) for v in report.violations)
-    cases = check_cases(report.violations, context.subject, enabled_checks(context.contract),
+    cases = check_cases(report.violations, context.subject, _enabled(context),
                         "before" in context.files, context.subject or None)
     return Outcome(
         command=context.command or "check", rules=all_rules(mutation=False), items=tuple(items),
@@ -159,11 +129,6 @@ def _of_report(report: Report, context: RenderContext) -> Outcome:
 
 
 # ---- mutate ---------------------------------------------------------------------------------
-
-def survivor_message(operator: str, description: str, site: str, reason: str) -> str:
-    return (f"Surviving mutant: {description} ({operator} at {site}) passed the contract."
-            f" {reason}").strip()
-
 
 def _survivor_item(mutant: MutantOutcome, context: RenderContext, places: _Places) -> Item:
     site = mutant.sites[0] if mutant.sites else "after"
@@ -200,7 +165,7 @@ def _of_mutation(report: MutationReport, context: RenderContext) -> Outcome:
                               "contract's coverage was not measured.",
                               places.at("after", "after"),
                               ("not-measured", context.subject)))
-    cases = check_cases(baseline.violations, context.subject, enabled_checks(context.contract),
+    cases = check_cases(baseline.violations, context.subject, _enabled(context),
                         True, context.subject or None)
     cases.extend(_mutant_case(m, context.subject) for m in report.mutants)
     text = report.to_text().splitlines()

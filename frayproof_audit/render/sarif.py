@@ -28,6 +28,7 @@ from frayproof_audit.render.ci import (
     fingerprints,
     left_out_sentence,
 )
+from frayproof_audit.render.failure import Failure, Said
 from frayproof_audit.render.outcomes import outcome_of
 from frayproof_audit.render.rules import CAPPED, information_uri
 
@@ -40,7 +41,7 @@ FINGERPRINT = "frayproofResult/v1"
 
 def render_sarif(result: object, context: RenderContext) -> str:
     cap = max(1, context.max_results or DEFAULT_MAX_RESULTS)
-    log = sarif_log(outcome_of(result, context, cap), cap, context.sarif_category)
+    log = sarif_log(outcome_of(result, context), cap, context.sarif_category)
     try:
         return orjson.dumps(log, option=orjson.OPT_INDENT_2).decode("utf-8")
     except TypeError:  # a lone surrogate (from a snapshot's own text): the exact slow path
@@ -170,3 +171,25 @@ def _result(item: Item, print_: str, index: dict[str, int], default_uri: str | N
     if properties:
         result["properties"] = properties
     return result
+
+
+def sarif_failure(failure: Failure) -> Said:
+    """One run with no results whose invocation failed, the error as its notification."""
+    run = {
+        "tool": {"driver": tool_driver([])},
+        "automationDetails": {"id": automation_id(failure.command, "", failure.sarif_category)},
+        "invocations": [{
+            "executionSuccessful": False,
+            "exitCode": failure.exit_code,
+            "toolExecutionNotifications": [{
+                "level": "error",
+                "message": {"text": failure.line},
+                "descriptor": {"id": failure.label.lower().replace(" ", "-")},
+            }],
+        }],
+        "results": [],
+        "properties": {"verdict": failure.label.lower()},
+    }
+    document = json.dumps({"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}, indent=2,
+                          ensure_ascii=False)
+    return Said(document, failure.line)

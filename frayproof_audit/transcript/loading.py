@@ -15,14 +15,14 @@ from typing import Any, NamedTuple
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
-from frayproof_audit.formats.auto import detect
+from frayproof_audit.formats.auto import AutoFormat
 from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.jsonio import plain_copy, quick_plain_copy
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.snapshot import NOT_A_LIST, resolve_format
 
 DEFAULT_FORMAT = "auto"
-"""Transcript tools detect the format by default (`auto`: the one of the four wire formats the
+"""Transcript tools detect the format by default (`auto`: the registered format the
 transcript's own evidence names, never a guess)."""
 SITE_LABEL = "transcript"
 """How a site names the snapshot: `transcript[4].content[2]`."""
@@ -57,8 +57,8 @@ def read_transcript(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT) ->
     if not isinstance(snapshot, list | dict) or not isinstance(snapshot, chosen.containers):
         raise InputError(f"A transcript {NOT_A_LIST}")
     wire = _detached(snapshot, lambda reason: InputError(f"The transcript {reason}"))
-    if chosen.name == "auto":  # a string is evidence of its own: detect from what was given
-        chosen, _ = detect(wire if text is None else text)
+    if isinstance(chosen, AutoFormat):  # a string is evidence of its own: detect from what was given
+        chosen, _ = chosen.detect(wire if text is None else text)
     loaded = chosen.load(_detached(wire, InputError))
     return Transcript(wire, chosen, loaded, text)
 

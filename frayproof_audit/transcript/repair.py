@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.formats import Format
+from frayproof_audit.formats import Format, rewritable, writer_of
+from frayproof_audit.formats.writer import Piece, Writer
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.transcript.defects import (
     DANGLING_CALL,
@@ -39,7 +40,6 @@ from frayproof_audit.transcript.defects import (
 )
 from frayproof_audit.transcript.inspection import Inspection, inspect_transcript
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT, SITE_LABEL, Transcript, read_transcript
-from frayproof_audit.transcript.writers import WRITERS, Piece, Writer
 
 INTERRUPTED = (
     "This tool call did not complete: the conversation was interrupted before its result was "
@@ -60,7 +60,7 @@ class IrreparableError(Exception):
 
 
 class UnsupportedFormat(InputError):
-    """A registered format that transcript tools cannot write back."""
+    """A registered format that transcript tools cannot write back (its `writer` is None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,10 +135,11 @@ class RepairResult:
 
 
 def writer_for(transcript: Transcript) -> Writer:
-    found = WRITERS.get(transcript.format.name)
+    """The writer of the transcript's format; `UnsupportedFormat` for a format without one."""
+    found = writer_of(transcript.format)
     if found is None:
         raise UnsupportedFormat(f"transcripts in format {transcript.format.name!r} cannot be "
-                                f"rewritten (supported: {', '.join(WRITERS)})")
+                                f"rewritten (supported: {', '.join(rewritable())})")
     return found
 
 

@@ -1,12 +1,15 @@
 """`Trend` for people (text), for programs (JSON) and as one long table (CSV, Parquet).
 
 The text shows each series as a row of rates, one column per period, then the latest period's
-baseline and change; the JSON and the long table hold every column of every frame.
+baseline and change; the JSON and the long table hold every column of every frame. A
+`TrendReport` (the trend and its gate's verdict) is what the table outputs show
+(`render.tables`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +22,22 @@ from frayproof_audit.trends.series import Trend, as_text
 if TYPE_CHECKING:
     from frayproof_audit.trends.gate import GateResult
 
-SERIES = ("checks", "codes", "operators")
+
+@dataclass(frozen=True, slots=True)
+class TrendReport:
+    """A trend and, with `--fail-on-regression`, its gate's verdict: a table result."""
+
+    trend: Trend
+    gate: GateResult | None = None
+
+    def to_text(self) -> str:
+        return to_text(self.trend, self.gate)
+
+    def to_json(self) -> str:
+        return to_json(self.trend, self.gate)
+
+    def tidy(self) -> pl.DataFrame:
+        return tidy(self.trend)
 
 
 def tidy(trend: Trend) -> pl.DataFrame:
