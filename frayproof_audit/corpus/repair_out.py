@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from frayproof_audit import checks
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.sources import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
@@ -26,13 +27,8 @@ from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.jsonio import compact
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
-from frayproof_audit.transcript.defects import PAIRING_CODES
 from frayproof_audit.transcript.loading import Transcript
 from frayproof_audit.transcript.repair import IrreparableError, repair_transcript
-
-REPAIR_FIXES = frozenset({"TP-ORPHAN", "TP-UNANSWERED", "UID-MULTI", "ST-TOOL-OUTSIDE",
-                          "ST-TOOL-NOID", "ST-EMPTY-ASSISTANT"}) | PAIRING_CODES
-"""Condition codes a transcript repair can make go away."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +48,8 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     the worker: repair reads them as they are (no copy) and never changes them."""
     violations = report.violations
     nothing = PairRepair((False,) * len(violations))
-    if not any(v.code in REPAIR_FIXES for v in violations):
+    fixes = checks.repairable_codes(checks.CHECKS)  # the conditions declared `repairable`
+    if not any(v.code in fixes for v in violations):
         return nothing
     fmt = get_format(after.format.name)
     text = after_wire if isinstance(after_wire, str) else None
@@ -65,7 +62,7 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     except (IrreparableError, InputError):
         return nothing
     remaining = Counter((v.code, v.tool_call_id) for v in again.violations)
-    flags = tuple(v.code in REPAIR_FIXES and not remaining[(v.code, v.tool_call_id)]
+    flags = tuple(v.code in fixes and not remaining[(v.code, v.tool_call_id)]
                   for v in violations)
     whole = not report.passed and again.passed and all(
         fixed for fixed, v in zip(flags, violations, strict=True) if v.severity == "error")

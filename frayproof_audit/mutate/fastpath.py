@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import editable_parts
 from frayproof_audit.mutate.edits import Edit
 from frayproof_audit.mutate.incremental import IncrementalEvaluator
@@ -33,7 +34,6 @@ from frayproof_audit.mutate.operators import Candidate, Group
 from frayproof_audit.mutate.shape import Original, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded
 
 
 def shares_mutable_objects(wire: list[Any]) -> bool:
@@ -62,11 +62,10 @@ class SharedPair:
     __slots__ = ("evaluator", "original")
 
     def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
-        if _needs_identities(contract, facts):
-            identities: list[bytes | None] = [after.identity(i) for i in range(len(after))]
-        else:
-            identities = [after.known_identity(i) for i in range(len(after))]
-        self.original = Original(after.wire, after.views, after.format, identities)
+        # The identities known so far; a check whose mutants will look identities up has every
+        # one computed into this list once, by its re-check (`PairContext.keep_identities`).
+        self.original = Original(after.wire, after.views, after.format,
+                                 [after.known_identity(i) for i in range(len(after))])
         self.evaluator = IncrementalEvaluator(after, contract, facts, self.original)
 
     def shape(self, edit: Edit) -> Shape:
@@ -107,11 +106,3 @@ class SharedPair:
                 groups.append((Group(candidate, (candidate.site,)), mutant))
         return groups
 
-
-def _needs_identities(contract: Contract, facts: BeforeFacts) -> bool:
-    """Whether mutants will look identities up (then compute each original one once, here)."""
-    pins = contract.settings("pinned_content").enabled and any(
-        pin.role is not None for pin in contract.pins)
-    retain = contract.settings("retention").enabled and (
-        bool(facts.exchanges) or facts.latest_user is not None)
-    return pins or retain

@@ -18,9 +18,11 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from frayproof_audit.checks import pinned_content
 from frayproof_audit.contract import Contract
 from frayproof_audit.equivalence import EXACT, text_runs
 from frayproof_audit.errors import InputError
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import (
     INSTRUCTION_ROLES,
     edited_copy,
@@ -51,7 +53,6 @@ from frayproof_audit.providers.blocks import (
     reasoning_positions,
     thinking_positions,
 )
-from frayproof_audit.snapshot import Loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +136,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
     views = after.views
     parts = [text_parts(view.content) for view in views]
     found: list[Candidate] = []
-    for pin, pin_facts in zip(contract.pins, facts.pins, strict=True):
+    for pin, pin_facts in zip(contract.pins, pinned_content.pin_facts(facts), strict=True):
         if pin.contains is not None:
             literal = pin.contains
             if pin_facts.text_index is None:

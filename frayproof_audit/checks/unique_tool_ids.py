@@ -3,6 +3,15 @@
 Bad:  [assistant calls a] [tool a] [assistant calls a]  → id `a` reused (finding at 2)
 Bad:  [assistant calls a] [tool a] [tool a]             → two results for `a` (finding at 2)
 Good: ids unique among calls and among results.
+
+A transcript repair drops a second answer (`UID-MULTI` is repairable); a reused call id it
+cannot tell apart.
+
+Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O): an edit that
+only changes call arguments keeps every view, so M's findings are O's, clean or not. O clean:
+deleting messages or calls, reordering messages and editing text or a content block never
+create a repeated id; only repeating a call can, and then, the check judging each id on its
+own, M's findings are those of the ids the edit touches (`recheck.local.IdCarriers`).
 """
 
 from __future__ import annotations
@@ -14,12 +23,14 @@ from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import Loaded
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "unique_tool_ids"
 REUSED = Condition("UID-REUSED", "Tool call id is already used by an earlier call.")
-MULTI = Condition("UID-MULTI", "Tool call id already has an earlier tool result.")
+MULTI = Condition("UID-MULTI", "Tool call id already has an earlier tool result.", repairable=True)
 
 
 def find(
@@ -47,10 +58,30 @@ def find(
     return found
 
 
+class _Recheck:
+    __slots__ = ("check", "found", "pair", "settings")
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
+                 found: list[Violation]) -> None:
+        self.pair, self.check, self.settings, self.found = pair, check, settings, found
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        if effects.only_arguments:
+            return self.found
+        if self.found:
+            return None
+        if not effects.call_repeated:
+            return self.found
+        pair = self.pair
+        return pair.carriers.id_local(self.check.find, effects, mutant, pair.contract, pair.facts,
+                                      self.settings, with_tail=False)
+
+
 CHECK = Check(
     name=NAME,
     key="unique_tool_ids",
     conditions=(REUSED, MULTI),
     find=find,
     summary="A call id is used by one call and answered by one result.",
+    recheck=_Recheck,
 )
