@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from frayproof_audit import checks as registry
+import frayproof_audit.checks as registry
 from frayproof_audit.bounds import MAX_COUNT
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.equivalence import COMPARISONS, EXACT

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from frayproof_audit import checks
+import frayproof_audit.checks as registry
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
@@ -27,7 +27,7 @@ def validate(messages: Any, contract: Any = None, *, input_format: Format | str 
     input error here rather than silently skipped. `input_format` overrides the contract's.
     """
     resolved = load_contract(contract)
-    for registered in checks.CHECKS:
+    for registered in registry.CHECKS:
         active = registered.active
         if (registered.needs_before and resolved.settings(registered.key).enabled
                 and active is not None and active(resolved)):
@@ -61,7 +61,7 @@ def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
     """What each registered check takes from the before snapshot (`Check.prepare`), once per
     pair: mutation judges every mutant against the same facts."""
     return BeforeFacts(before, {registered.key: registered.prepare(before, contract)
-                                for registered in checks.CHECKS if registered.prepare is not None})
+                                for registered in registry.CHECKS if registered.prepare is not None})
 
 
 def localize(report: Report, after: Loaded, before: Loaded | None) -> Report:
@@ -87,7 +87,7 @@ def evaluate(after: Loaded, contract: Contract, before: BeforeFacts | None) -> R
 
 def findings(after: Loaded, contract: Contract, before: BeforeFacts | None) -> list[Violation]:
     found: list[Violation] = []
-    for registered in checks.CHECKS:
+    for registered in registry.CHECKS:
         if registered.needs_before and before is None:
             continue
         settings = contract.settings(registered.key)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frayproof_audit import checks
+import frayproof_audit.checks as registry
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.sources import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
@@ -48,7 +48,7 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     the worker: repair reads them as they are (no copy) and never changes them."""
     violations = report.violations
     nothing = PairRepair((False,) * len(violations))
-    fixes = checks.repairable_codes(checks.CHECKS)  # the conditions declared `repairable`
+    fixes = registry.repairable_codes(registry.CHECKS)  # the conditions declared `repairable`
     if not any(v.code in fixes for v in violations):
         return nothing
     fmt = get_format(after.format.name)

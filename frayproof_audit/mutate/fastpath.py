@@ -6,9 +6,10 @@ mutants of a pair share: the output's views, identities and per-message dedupe c
 before facts. A mutant is a `Shape`: a layout of original ranges plus the few messages its edit
 changed, which alone are validated (by the snapshot's format) and hashed; it is assembled into
 a full snapshot only if some check must be rerun over all of it. The engine's own check
-functions then judge it; `incremental` decides which of them the edit can affect at all, and
-takes the others' findings from the original output (or reruns them on the few messages the
-edit can affect). The fast path changes what is rebuilt and rerun, never how anything is judged.
+functions then judge it; each check's re-check (asked by `incremental`) decides whether the edit
+can affect it at all, taking its findings from the original output otherwise (or rerunning it
+on the few messages the edit can affect). The fast path changes what is rebuilt and rerun,
+never how anything is judged.
 
 Correctness rests on two facts. (1) Views and identities are pure functions of a message's
 value, so a message reused unchanged has the view and identity it had in the output.

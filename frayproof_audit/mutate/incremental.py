@@ -18,7 +18,7 @@ full recheck for every registered operator (`tests/test_mutation_equivalence.py`
 
 from __future__ import annotations
 
-from frayproof_audit import checks
+import frayproof_audit.checks as registry
 from frayproof_audit.checks.base import Check, CheckSettings
 from frayproof_audit.contract import Contract
 from frayproof_audit.loaded import Loaded
@@ -40,7 +40,7 @@ class IncrementalEvaluator:
         self.facts = facts
         enabled: list[tuple[Check, CheckSettings]] = [
             (check, settings)
-            for check in checks.CHECKS
+            for check in registry.CHECKS
             if (settings := contract.settings(check.key)).enabled
         ]
         self.original: dict[str, list[Violation]] = {

@@ -5,8 +5,8 @@ A site finder reads a validated output snapshot (its neutral message dicts and t
 and returns one `Candidate` per eligible site: a label in the user's wire coordinates, a
 description and the `Edit` that would produce the mutant. Operators never build or modify
 message lists themselves, so the same candidates serve the copy-on-write fast path and the
-deep-copy reference path, and the edit's declared `effects` tell the incremental evaluator what
-it may skip. Identical mutants of one operator are merged by `dedupe` (the key is supplied by
+deep-copy reference path, and the edit's declared `effects` tell the checks' re-checks what
+they may skip. Identical mutants of one operator are merged by `dedupe` (the key is supplied by
 the path that builds the mutants); an operator with no candidate yields one skip entry.
 """
 
@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+import frayproof_audit.mutate.arguments as arguments
 from frayproof_audit.checks import pinned_content
 from frayproof_audit.contract import Contract
 from frayproof_audit.equivalence import EXACT, text_runs
@@ -30,7 +31,6 @@ from frayproof_audit.model import (
     has_content,
     text_parts,
 )
-from frayproof_audit.mutate import arguments
 from frayproof_audit.mutate.edits import (
     AppendCallCopy,
     DeleteMessage,
