@@ -39,8 +39,6 @@ CHECKS: tuple[Check, ...] = (
 """Report order: frayproof's for the first five; a new check is appended."""
 
 CHECK_NAMES = tuple(check.name for check in CHECKS)
-CHECK_KEYS = tuple(check.key for check in CHECKS)
-BY_KEY = {check.key: check for check in CHECKS}
 
 CONDITIONS: dict[str, Condition] = {
     condition.code: condition for check in CHECKS for condition in check.conditions
@@ -63,9 +61,7 @@ _REPAIRABLE: dict[int, tuple[tuple[Check, ...], frozenset[str]]] = {}
 
 
 __all__ = [
-    "BY_KEY",
     "CHECKS",
-    "CHECK_KEYS",
     "CHECK_NAMES",
     "CONDITIONS",
     "Check",

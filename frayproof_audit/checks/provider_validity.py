@@ -17,11 +17,10 @@ pairing calls with results is repairable (`providers.base.Rule.repairable`).
 
 Mutation's re-check judges a mutant from the batches, ids or item windows its edit can change,
 not the whole mutant, under every profile (`openai-chat`, `anthropic`, `gemini`,
-`openai-responses`).
-Rerunning the check over every mutant made mutation quadratic in the record's length
-(openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages 2.97 s, 2,000
-9.08 s). The lemma, for an original output with no finding of this check (clean; otherwise the
-caller reruns it):
+`openai-responses`): rerunning the check over every mutant made mutation quadratic in the
+record's length (openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages
+2.97 s, 2,000 9.08 s). The lemma, for an original output with no finding of this check (clean;
+otherwise it is rerun in full):
 
 Call a *batch* a non-tool message with the run of tool messages right after it (and a run of
 tool messages at the very start, with nothing before it, a batch without a head). The *batch
@@ -57,17 +56,17 @@ on the order of the messages carrying that id (and, for a call, on whether its m
 tail). An edit keeps the relative order of every message it does not touch, so for an id that no
 touched or new message carries, nor the original's tail, the verdict is the original's, none;
 the mutant's findings are those of the other ids, found by judging the mutant's messages that
-carry them, with the mutant's tail (`recheck.local.IdCarriers.carriers_of`, as for tool_pair_integrity),
-and keeping the findings about those ids. Its reasoning rules judge *units* of adjacent items
-(in the order of the items the messages stand for): a maximal run of reasoning items with the
-item after it, and an item that before requires reasoning with the run right before it. A unit
-spans consecutive messages; every message it continues past ends in a reasoning item, and the
-message before its first does not (a run is maximal, and reasoning items lead a message's
-items). A unit inside one kept run is the original's, with its verdict, none; so only the units
-that hold a new message or a piece end change. Widening each such position to the nearest cuts
-after a message that does not end in a reasoning item (or the mutant's ends) gives windows that
-hold those units whole and start no unit in the middle, so judging the windows (merged where
-they meet) gives exactly the mutant's reasoning findings.
+carry them, with the mutant's tail (`recheck.local.IdCarriers.carriers_of`, as for
+tool_pair_integrity), and keeping the findings about those ids. Its reasoning rules judge
+*units* of adjacent items (in the order of the items the messages stand for): a maximal run of
+reasoning items with the item after it, and an item that before requires reasoning with the run
+right before it. A unit spans consecutive messages; every message it continues past ends in a
+reasoning item, and the message before its first does not (a run is maximal, and reasoning items
+lead a message's items). A unit inside one kept run is the original's, with its verdict, none;
+so only the units that hold a new message or a piece end change. Widening each such position to
+the nearest cuts after a message that does not end in a reasoning item (or the mutant's ends)
+gives windows that hold those units whole and start no unit in the middle, so judging the
+windows (merged where they meet) gives exactly the mutant's reasoning findings.
 """
 
 from __future__ import annotations
