@@ -7,12 +7,7 @@ visible instead of silent. It is a warning by default (the pair still passes) an
 `openai`, which normalises nothing, so frayproof's verdicts are unchanged.
 
 Notes of after come first, then those of before (`check` only). A note names its place in the
-wire data itself (`messages[3].parts[0]: ...`), so findings carry no message index. Its before
-facts are before's notes.
-
-Mutation's re-check: a mutant carries no notes (it is built from neutral messages, not read
-from wire data), so the check reads only the before snapshot's notes there, exactly as on the
-fully built mutant; it is run on an empty snapshot instead of assembling the mutant.
+wire data itself (`messages[3].parts[0]: ...`), so findings carry no message index.
 """
 
 from __future__ import annotations
@@ -35,6 +30,7 @@ NORMALIZED = Condition("FMT-NORMALIZED", "Input read leniently: {note}.")
 
 
 def prepare(before: Loaded, contract: Contract) -> tuple[str, ...]:
+    """The check's before facts: what the format normalised while reading before."""
     return before.notes
 
 
@@ -50,6 +46,10 @@ def find(
 
 
 class _Noteless:
+    """Mutation's re-check: a mutant carries no notes (it is built from neutral messages, not
+    read from wire data), so the check reads only the before snapshot's notes there, exactly as
+    on the fully built mutant; it is run on an empty snapshot instead of assembling the mutant."""
+
     __slots__ = ("check", "noteless", "pair", "settings")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,

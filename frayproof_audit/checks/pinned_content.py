@@ -8,17 +8,6 @@ part must too (any role).
 pin searches text parts joined.
 Bad:  before [system "Never write to production"] → after [system "Be brief"]  → both fail
 Good: the system message kept verbatim, the exchange summarised.
-
-Its before facts (`PinFacts`, one per pin, prepared whether or not the check is on: the
-`remove_pinned_text` operator reads them too) are the indexes and keys of each role pin's
-messages and the first index holding each contains pin's text.
-
-Mutation's re-check: findings never depend on positions (they point into before), so a
-mutant's findings equal the original's, findings or not, unless the edit deletes or alters a
-message of a pinned role or one whose text holds an active contains literal (or creates such
-text); reordering never matters. Whether a pin compares exactly or by equivalence changes only
-how a message's key or text is read, never which messages a pin can see, so this holds for
-both (text is read as the pin reads it: parts, or joined runs).
 """
 
 from __future__ import annotations
@@ -64,6 +53,8 @@ class PinFacts:
 
 
 def prepare(before: Loaded, contract: Contract) -> tuple[PinFacts, ...]:
+    """The check's before facts, one per pin, whether or not the check is on: the
+    `remove_pinned_text` operator reads them too."""
     views = before.views
     pins = []
     for pin in contract.pins:
@@ -156,6 +147,13 @@ def any_text_contains(snapshot: Loaded, text: str, match: str = EXACT) -> bool:
 
 
 class _Recheck:
+    """Mutation's re-check: findings never depend on positions (they point into before), so a
+    mutant's findings equal the original's, findings or not, unless the edit deletes or alters
+    a message of a pinned role or one whose text holds an active contains literal (or creates
+    such text); reordering never matters. Whether a pin compares exactly or by equivalence
+    changes only how a message's key or text is read, never which messages a pin can see, so
+    this holds for both (text is read as the pin reads it: parts, or joined runs)."""
+
     __slots__ = ("found", "literals", "pinned_roles", "relevant")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,

@@ -11,62 +11,7 @@ Good: every call answered right after its message, reasoning and thinking kept a
 
 Off by default (it goes beyond frayproof's checks); `checks: {provider_validity: true}` judges
 by the profile of the format the snapshot was read in, `profile:` names one. Rules that compare
-with before run only when there is one (`check`, mutation), from facts prepared once per pair
-(its before facts: `providers.base.PriorFacts`, only when the check is on). A rule about
-pairing calls with results is repairable (`providers.base.Rule.repairable`).
-
-Mutation's re-check judges a mutant from the batches, ids or item windows its edit can change,
-not the whole mutant, under every profile (`openai-chat`, `anthropic`, `gemini`,
-`openai-responses`): rerunning the check over every mutant made mutation quadratic in the
-record's length (openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages
-2.97 s, 2,000 9.08 s). The lemma, for an original output with no finding of this check (clean;
-otherwise it is rerun in full):
-
-Call a *batch* a non-tool message with the run of tool messages right after it (and a run of
-tool messages at the very start, with nothing before it, a batch without a head). The *batch
-rules* judge each batch on its own: a tool message is an orphan, answers an unknown id or is
-counted (Gemini) by its batch's head alone; a call is unanswered, or its responses miscounted,
-by its own batch's tool messages alone, unless its message is the last non-tool message (the
-tail) and `allow_trailing_pending_call` excuses it. Gemini's call-position rule reads one thing
-more, the batch's *context*: the nearest earlier message whose role is not an instruction role
-(`system`, `developer`), and the instruction messages between (each a batch of its own).
-Anthropic has *final-turn rules* besides: they read the last assistant message, the messages
-after it, and its turn back to the latest user message before it, and nothing else of the
-snapshot (the prior facts come from before). The profiles compare nothing else with before.
-
-A mutant is a layout of pieces: runs of original messages kept in order, and new messages. A
-batch of the mutant that holds no new message and neither the first nor the last position of a
-piece lies strictly inside one kept run and starts at a non-tool message of it (position 0 is
-always a piece's first); its tool run ends inside that run as well, so it is a batch of the
-original, message for message. Its batch-rule findings are the original's, none, unless its
-head's tail status changed, or (Gemini) its context holds a new message or a piece's first or
-last position; but the mutant's tail batch ends at the mutant's last position (a piece's last),
-and the original's tail batch ends at the original's last message, so wherever it is kept it
-holds the last position of the piece keeping it. A context that holds such a position p ends at
-the batch's head, and between p's batch and the head there are only instruction messages, so
-walking from p's batch to the next batch heads, through heads with an instruction role, reaches
-the batch. So the mutant's batch-rule findings are those of these batches, each judged alone
-with its context (the pending allowance only for the mutant's tail batch), in mutant order; the
-final-turn rules are judged on the mutant's suffix from the latest user message before its last
-assistant message (from position 0 when there is none), which costs that turn's length.
-
-The Responses profile pairs calls and outputs anywhere in the snapshot, so its call rules are
-*id-local* instead: whether an output answers nothing, or a call stays unanswered, depends only
-on the order of the messages carrying that id (and, for a call, on whether its message is the
-tail). An edit keeps the relative order of every message it does not touch, so for an id that no
-touched or new message carries, nor the original's tail, the verdict is the original's, none;
-the mutant's findings are those of the other ids, found by judging the mutant's messages that
-carry them, with the mutant's tail (`recheck.local.IdCarriers.carriers_of`, as for
-tool_pair_integrity), and keeping the findings about those ids. Its reasoning rules judge
-*units* of adjacent items (in the order of the items the messages stand for): a maximal run of
-reasoning items with the item after it, and an item that before requires reasoning with the run
-right before it. A unit spans consecutive messages; every message it continues past ends in a
-reasoning item, and the message before its first does not (a run is maximal, and reasoning items
-lead a message's items). A unit inside one kept run is the original's, with its verdict, none;
-so only the units that hold a new message or a piece end change. Widening each such position to
-the nearest cuts after a message that does not end in a reasoning item (or the mutant's ends)
-gives windows that hold those units whole and start no unit in the middle, so judging the
-windows (merged where they meet) gives exactly the mutant's reasoning findings.
+with before run only when there is one (`check`, mutation), from facts prepared once per pair.
 """
 
 from __future__ import annotations
@@ -352,6 +297,60 @@ def _context_start(mutant: Mutant, head: int) -> int:
 
 
 class _Recheck:
+    """Mutation's re-check judges a mutant from the batches, ids or item windows its edit can change,
+    not the whole mutant, under every profile (`openai-chat`, `anthropic`, `gemini`,
+    `openai-responses`): rerunning the check over every mutant made mutation quadratic in the
+    record's length (openai-chat: 1,000 messages 1.35 s, 2,000 5.05 s; anthropic: 1,000 messages
+    2.97 s, 2,000 9.08 s). The lemma, for an original output with no finding of this check (clean;
+    otherwise it is rerun in full):
+
+    Call a *batch* a non-tool message with the run of tool messages right after it (and a run of
+    tool messages at the very start, with nothing before it, a batch without a head). The *batch
+    rules* judge each batch on its own: a tool message is an orphan, answers an unknown id or is
+    counted (Gemini) by its batch's head alone; a call is unanswered, or its responses miscounted,
+    by its own batch's tool messages alone, unless its message is the last non-tool message (the
+    tail) and `allow_trailing_pending_call` excuses it. Gemini's call-position rule reads one thing
+    more, the batch's *context*: the nearest earlier message whose role is not an instruction role
+    (`system`, `developer`), and the instruction messages between (each a batch of its own).
+    Anthropic has *final-turn rules* besides: they read the last assistant message, the messages
+    after it, and its turn back to the latest user message before it, and nothing else of the
+    snapshot (the prior facts come from before). The profiles compare nothing else with before.
+
+    A mutant is a layout of pieces: runs of original messages kept in order, and new messages. A
+    batch of the mutant that holds no new message and neither the first nor the last position of a
+    piece lies strictly inside one kept run and starts at a non-tool message of it (position 0 is
+    always a piece's first); its tool run ends inside that run as well, so it is a batch of the
+    original, message for message. Its batch-rule findings are the original's, none, unless its
+    head's tail status changed, or (Gemini) its context holds a new message or a piece's first or
+    last position; but the mutant's tail batch ends at the mutant's last position (a piece's last),
+    and the original's tail batch ends at the original's last message, so wherever it is kept it
+    holds the last position of the piece keeping it. A context that holds such a position p ends at
+    the batch's head, and between p's batch and the head there are only instruction messages, so
+    walking from p's batch to the next batch heads, through heads with an instruction role, reaches
+    the batch. So the mutant's batch-rule findings are those of these batches, each judged alone
+    with its context (the pending allowance only for the mutant's tail batch), in mutant order; the
+    final-turn rules are judged on the mutant's suffix from the latest user message before its last
+    assistant message (from position 0 when there is none), which costs that turn's length.
+
+    The Responses profile pairs calls and outputs anywhere in the snapshot, so its call rules are
+    *id-local* instead: whether an output answers nothing, or a call stays unanswered, depends only
+    on the order of the messages carrying that id (and, for a call, on whether its message is the
+    tail). An edit keeps the relative order of every message it does not touch, so for an id that no
+    touched or new message carries, nor the original's tail, the verdict is the original's, none;
+    the mutant's findings are those of the other ids, found by judging the mutant's messages that
+    carry them, with the mutant's tail (`recheck.local.IdCarriers.carriers_of`, as for
+    tool_pair_integrity), and keeping the findings about those ids. Its reasoning rules judge
+    *units* of adjacent items (in the order of the items the messages stand for): a maximal run of
+    reasoning items with the item after it, and an item that before requires reasoning with the run
+    right before it. A unit spans consecutive messages; every message it continues past ends in a
+    reasoning item, and the message before its first does not (a run is maximal, and reasoning items
+    lead a message's items). A unit inside one kept run is the original's, with its verdict, none;
+    so only the units that hold a new message or a piece end change. Widening each such position to
+    the nearest cuts after a message that does not end in a reasoning item (or the mutant's ends)
+    gives windows that hold those units whole and start no unit in the middle, so judging the
+    windows (merged where they meet) gives exactly the mutant's reasoning findings.
+    """
+
     __slots__ = ("pair", "rules", "settings")
 
     def __init__(self, pair: PairContext, rules: BatchRules, settings: CheckSettings) -> None:

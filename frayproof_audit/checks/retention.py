@@ -9,27 +9,6 @@ in order in after (summaries may sit between them).
 and contents (`equivalence`); `exact` is frayproof's identity.
 Bad:  after drops the final user request, or truncates a kept tool result.
 Good: older exchanges replaced by a summary; the recent ones and the request kept verbatim.
-
-Its before facts (`RetentionFacts`): the last N closed exchanges with their keys, the latest
-user message with its key, and the before results by call id.
-
-Mutation's re-check (O = original output, M = mutant) splits the check in two, and only when
-running the two parts separately on O reproduces its findings exactly. Result findings are per
-message: with O clean for them, M's are those of its new messages. Latest/exchange findings
-depend only on M's *skeleton*: each message mapped to its identity if that identity is an
-*anchor* (it occurs in a retained before exchange, or is the before's latest user message),
-else to U (a user message) or O (anything else), with every maximal run of non-anchor symbols
-collapsed to one symbol that says only whether the run holds a U. Blocks consist of anchors
-only, so a match never spans a run, and collapsing preserves the order of the anchors, hence
-every block search and the cursor; the latest user message is the last anchor user or lies in
-the last run holding a U (whose identity is no anchor, so it never equals the latest one),
-which the collapsed form also tells. Under `equivalent` comparisons the same holds with each
-message's key under its rule's comparison in place of its identity (`Loaded.key`: the blocks
-use `retain.compare`, the latest rule its own), so an anchor's symbol holds both keys. An edit
-that leaves the collapsed skeleton unchanged leaves these findings (which point into before)
-unchanged: changing a message without changing its symbol; deleting, swapping or moving to
-behind a final run non-anchor messages, so long as no run empties (its anchors would meet) and
-no run gains or loses its only U messages. Any other edit reruns that part over M.
 """
 
 from __future__ import annotations
@@ -200,8 +179,27 @@ def _recheck(pair: PairContext, check: Check, settings: CheckSettings,
 
 
 class _Split:
-    """Retention as its positional part (latest user message, recent exchanges: the collapsed
-    skeleton) and its per-result part (`tool_results`)."""
+    """Mutation's re-check (O = original output, M = mutant): retention split in two, used only
+    when running the two parts separately on O reproduces its findings exactly.
+
+    Result findings (`tool_results`) are per message: with O clean for them, M's are those of
+    its new messages. Latest/exchange findings depend only on M's *skeleton*: each message
+    mapped to its identity if that identity is an *anchor* (it occurs in a retained before
+    exchange, or is the before's latest user message), else to U (a user message) or O
+    (anything else), with every maximal run of non-anchor symbols collapsed to one symbol that
+    says only whether the run holds a U. Blocks consist of anchors only, so a match never spans
+    a run, and collapsing preserves the order of the anchors, hence every block search and the
+    cursor; the latest user message is the last anchor user or lies in the last run holding a
+    U (whose identity is no anchor, so it never equals the latest one), which the collapsed
+    form also tells. Under `equivalent` comparisons the same holds with each message's key
+    under its rule's comparison in place of its identity (`Loaded.key`: the blocks use
+    `retain.compare`, the latest rule its own), so an anchor's symbol holds both keys. An edit
+    that leaves the collapsed skeleton unchanged leaves these findings (which point into
+    before) unchanged: changing a message without changing its symbol; deleting, swapping or
+    moving to behind a final run non-anchor messages, so long as no run empties (its anchors
+    would meet) and no run gains or loses its only U messages. Any other edit reruns that part
+    over M.
+    """
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
                  facts: RetentionFacts) -> None:
@@ -271,7 +269,7 @@ class _Split:
         return found
 
     def _keeps_skeleton(self, effects: Effects, fresh: Fresh) -> bool:
-        """Whether the edit provably leaves the collapsed skeleton (module docstring) as is."""
+        """Whether the edit provably leaves the collapsed skeleton (class docstring) as is."""
         if not self.has_positional:
             return True
         symbols = self.skeleton

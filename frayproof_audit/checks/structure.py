@@ -4,28 +4,6 @@ Bad:  [user] [system]            → late instruction under `system_messages: le
 Bad:  [assistant calls a] [user] [tool a]  → the result sits outside its call's batch
 Bad:  [assistant, no content, no calls]    → empty assistant message
 Good: [system] [user] [assistant calls a, b] [tool b] [tool a] [assistant "done"]
-
-A transcript repair moves results into their batch, drops a result without an id and drops an
-empty assistant turn (those three conditions are repairable).
-
-Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O):
-- An edit that only changes call arguments keeps every view: M's findings are O's, clean or not.
-- O clean, one kind of change at a time: deleting messages never makes an instruction late, a
-  message empty or a result id-less; it can only produce a misplaced result when a deleted
-  assistant's call id is still called by a surviving one, so that is checked. Dropping a call
-  whose id no other call uses only shrinks `called`, unless the message is left empty.
-  Repeating a call changes neither `called` nor any batch. A text edit, or a block edit (one
-  reasoning item or thinking block dropped or replaced; the content stays a list), keeps every
-  content non-null and matters only if an assistant turns empty or stops being empty. Moving an
-  instruction message to the end matters only for placement policies other than `anywhere` (at
-  the end it splits no batch). In all these M has no finding.
-- O clean, an edit that only swaps positions i < r (the *swap window*): each message's findings
-  depend on its own view, on whether a non-instruction message precedes it, on the call ids of
-  the last non-tool message before it (the batch) and on the set of all call ids. Before i the
-  mutant is the original. A swap keeps the set of calls and, from the first non-tool message
-  after r on (call it e), the batch and the messages before it as a set, so findings from e on
-  are the original's: none. Scanning [i, e) from the original's state at i (`scan`) therefore
-  gives every finding.
 """
 
 from __future__ import annotations
@@ -89,7 +67,7 @@ def scan(
     scan has on reaching the first of them: `called` (every call id of the snapshot), `leading`
     (no non-instruction message yet) and `active` (the call ids of the current batch).
     `find` scans the whole snapshot from the initial state; mutation scans a window of a
-    mutant from the original's state (the swap window, above)."""
+    mutant from the original's state (the swap window of `_Recheck`)."""
     found: list[Violation] = []
 
     def add(index: int, condition: Condition) -> None:
@@ -140,6 +118,29 @@ def empty_assistant(view: MessageView) -> bool:
 
 
 class _Recheck:
+    """Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O).
+
+    - An edit that only changes call arguments keeps every view: M's findings are O's, clean
+      or not.
+    - O clean, one kind of change at a time: deleting messages never makes an instruction late,
+      a message empty or a result id-less; it can only produce a misplaced result when a
+      deleted assistant's call id is still called by a surviving one, so that is checked.
+      Dropping a call whose id no other call uses only shrinks `called`, unless the message is
+      left empty. Repeating a call changes neither `called` nor any batch. A text edit, or a
+      block edit (one reasoning item or thinking block dropped or replaced; the content stays a
+      list), keeps every content non-null and matters only if an assistant turns empty or
+      stops being empty. Moving an instruction message to the end matters only for placement
+      policies other than `anywhere` (at the end it splits no batch). In all these M has no
+      finding.
+    - O clean, an edit that only swaps positions i < r (the *swap window*): each message's
+      findings depend on its own view, on whether a non-instruction message precedes it, on
+      the call ids of the last non-tool message before it (the batch) and on the set of all
+      call ids. Before i the mutant is the original. A swap keeps the set of calls and, from
+      the first non-tool message after r on (call it e), the batch and the messages before it
+      as a set, so findings from e on are the original's: none. Scanning [i, e) from the
+      original's state at i (`scan`) therefore gives every finding.
+    """
+
     __slots__ = ("called", "first_other", "found", "pair", "policy", "settings")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,

@@ -8,13 +8,7 @@ Good: get_weather('{"location": "Tokyo"}')
 Inert without tool schemas (no contract `tools:` and no record `tools`): it then reports
 nothing, so frayproof's verdicts on existing contracts never change. It runs after frayproof's
 five checks. With `scope: both` the before snapshot's calls are judged too; those findings are
-its before facts, prepared once per pair (`prepare`), since every mutant shares one before.
-
-Mutation's re-check: its findings are those of each call on its own, labelled by the call's
-position, plus before's findings (prepared once). On a clean original (no finding at all) every
-message kept from it has none, so a mutant's findings are its new messages', judged by `find`
-on a snapshot of just those, each labelled and indexed by its mutant position
-(`recheck.local.new_messages_only`).
+prepared once per pair (`prepared.prepare_before`), since every mutant shares one before.
 """
 
 from __future__ import annotations
@@ -144,6 +138,12 @@ def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
 
 
 class _PerMessage:
+    """Mutation's re-check: the check's findings are those of each call on its own, labelled by
+    the call's position, plus before's findings (its before facts). On a clean original (no
+    finding at all) every message kept from it has none, so a mutant's findings are its new
+    messages', judged by `find` on a snapshot of just those, each labelled and indexed by its
+    mutant position (`recheck.local.new_messages_only`)."""
+
     __slots__ = ("check", "pair", "settings")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings) -> None:

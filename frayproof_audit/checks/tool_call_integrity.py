@@ -13,30 +13,6 @@ Arguments compare as parsed JSON (`jsonio.loads_strict`): key order and whitespa
 matter, a changed value, a dropped or added key, a truncated string or `1` becoming `1.0` do.
 When either side is not JSON, the raw texts compare. A finding names the first difference by
 its path (`$.location`, `$.stops[2]`) and shows both values, cut to a readable length.
-
-Its before facts (`CallFacts`, only when the check is on) are before's calls and results by id.
-
-Mutation's re-check, for an original output with no finding of this check (clean). Rerunning
-the check over every mutant made mutation quadratic in the record's length for contracts that
-turn it on (a 4,000-message output took 67 s with it and `provider_validity` against 1 s
-without). A message's findings depend on the message itself, on the set K of kept call ids
-(ids that an after assistant calls and before calls) and on the set R of after's (result id,
-content key) pairs; never on positions. Let the edit remove messages (deleted, or rewritten:
-replaced in place by new ones) and add new messages; moves and swaps change neither K nor R.
-
-- An untouched assistant message's calls are judged as in the original (their own ids are in K
-  exactly when before calls them): no findings.
-- An untouched tool message with content key k was not flagged in the original; a result is
-  flagged for kept call X when X is in K, X is not its own id, before has X's result with key k
-  and (X, k) is not in R. If the new messages call no id outside the original K, K only shrinks,
-  which flags nothing new; R loses pairs only where removed messages carried them. So an
-  untouched result can be flagged only if its key is that of a pair R lost.
-- The new messages are judged against the mutant's K and R.
-
-So the mutant's findings are those of its new messages and of the untouched results whose key
-is a lost pair's, each judged by `judge_message` against the mutant's K and R (counted, not
-built), in mutant order (`KeptCalls`). An edit whose new messages call an id outside the
-original K is not covered (K would grow): the check is rerun.
 """
 
 from __future__ import annotations
@@ -364,8 +340,32 @@ class _Counted(Generic[T]):
 
 
 class KeptCalls:
-    """Per pair: the original output's kept call ids and result pairs, counted, and its tool
-    messages by content key."""
+    """Per pair: the original output's kept call ids and result pairs, counted, and its tool messages
+    by content key.
+
+    Mutation's re-check (`_recheck` builds it per pair), for an original output with no finding of
+    this check (clean). Rerunning the check over every mutant made mutation quadratic in the
+    record's length for contracts that turn it on (a 4,000-message output took 67 s with it and
+    `provider_validity` against 1 s without). A message's findings depend on the message itself, on
+    the set K of kept call ids (ids that an after assistant calls and before calls) and on the set R
+    of after's (result id, content key) pairs; never on positions. Let the edit remove messages
+    (deleted, or rewritten: replaced in place by new ones) and add new messages; moves and swaps
+    change neither K nor R.
+
+    - An untouched assistant message's calls are judged as in the original (their own ids are in K
+      exactly when before calls them): no findings.
+    - An untouched tool message with content key k was not flagged in the original; a result is
+      flagged for kept call X when X is in K, X is not its own id, before has X's result with key k
+      and (X, k) is not in R. If the new messages call no id outside the original K, K only shrinks,
+      which flags nothing new; R loses pairs only where removed messages carried them. So an
+      untouched result can be flagged only if its key is that of a pair R lost.
+    - The new messages are judged against the mutant's K and R.
+
+    So the mutant's findings are those of its new messages and of the untouched results whose key is
+    a lost pair's, each judged by `judge_message` against the mutant's K and R (counted, not built),
+    in mutant order (`findings`). An edit whose new messages call an id outside the original K is
+    not covered (K would grow): the check is rerun.
+    """
 
     __slots__ = ("by_key", "calls", "pairs", "uses", "views")
 

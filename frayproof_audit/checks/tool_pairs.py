@@ -4,19 +4,6 @@ Bad:  [assistant calls a] [user "next"]          → call `a` is never answered
 Bad:  [tool result a] (no earlier call a)        → orphan result, a provider 400
 Good: [assistant calls a, b] [tool b] [tool a]   → parallel results in any order
 With `allow_trailing_pending_call`, calls on the final non-tool message may stay unanswered.
-
-A transcript repair answers, moves and drops results (both conditions are repairable).
-
-Mutation's re-check (O = original output, M = mutant; "clean" = no finding of this check on O).
-The check depends only on the ordered assistant/tool messages (roles, call and result ids) and,
-with the trailing-pending allowance, on which message is the last non-tool one. So:
-- an edit that only changes call arguments keeps every view: M's findings are O's, clean or not;
-- O clean: text or content-block edits and repeating a call in its own message (same id, same
-  message: answered or excused alike) change nothing; deleting messages that are neither
-  assistant nor tool keeps that subsequence, and the last non-tool message it may change only
-  excuses more; moving such messages to the end keeps it, and matters only under the allowance;
-- otherwise, O clean: the check judges each id on its own, so M's findings are those of the ids
-  the edit touches, on the messages carrying them and the tail (`recheck.local.IdCarriers`).
 """
 
 from __future__ import annotations
@@ -76,6 +63,21 @@ def find(
 
 
 class _Recheck:
+    """Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O).
+
+    The check depends only on the ordered assistant/tool messages (roles, call and result ids)
+    and, with the trailing-pending allowance, on which message is the last non-tool one. So:
+    - an edit that only changes call arguments keeps every view: M's findings are O's, clean
+      or not;
+    - O clean: text or content-block edits and repeating a call in its own message (same id,
+      same message: answered or excused alike) change nothing; deleting messages that are
+      neither assistant nor tool keeps that subsequence, and the last non-tool message it may
+      change only excuses more; moving such messages to the end keeps it, and matters only
+      under the allowance;
+    - otherwise, O clean: the check judges each id on its own, so M's findings are those of the
+      ids the edit touches, on the messages carrying them and the tail (`recheck.local`).
+    """
+
     __slots__ = ("allow_pending", "check", "contract", "found", "pair", "settings")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,

@@ -3,15 +3,6 @@
 Bad:  [assistant calls a] [tool a] [assistant calls a]  → id `a` reused (finding at 2)
 Bad:  [assistant calls a] [tool a] [tool a]             → two results for `a` (finding at 2)
 Good: ids unique among calls and among results.
-
-A transcript repair drops a second answer (`UID-MULTI` is repairable); a reused call id it
-cannot tell apart.
-
-Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O): an edit that
-only changes call arguments keeps every view, so M's findings are O's, clean or not. O clean:
-deleting messages or calls, reordering messages and editing text or a content block never
-create a repeated id; only repeating a call can, and then, the check judging each id on its
-own, M's findings are those of the ids the edit touches (`recheck.local.IdCarriers`).
 """
 
 from __future__ import annotations
@@ -59,6 +50,15 @@ def find(
 
 
 class _Recheck:
+    """Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O).
+
+    An edit that only changes call arguments keeps every view, so M's findings are O's, clean
+    or not. O clean: deleting messages or calls, reordering messages and editing text or a
+    content block never create a repeated id; only repeating a call can, and then, the check
+    judging each id on its own, M's findings are those of the ids the edit touches
+    (`recheck.local`).
+    """
+
     __slots__ = ("check", "found", "pair", "settings")
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
