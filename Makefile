@@ -31,10 +31,12 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks.table
 
-# Rewrite the generated --help regions of docs/cli.md after changing a command or option
-# (tests/test_cli_docs.py fails until this has been run).
+# Rewrite the generated --help regions of docs/cli.md after changing a command or option, and
+# the check names of docs/contract.md after registering a check (tests/test_cli_docs.py and
+# tests/test_check_names.py fail until this has been run).
 docs: $(STAMP)
 	$(BIN)/python scripts/gen_cli_docs.py
+	$(BIN)/python scripts/gen_check_table.py
 
 # Optional: the reference peer (frayproof 0.1.0 needs Python 3.12) for differential tests and
 # benchmark baselines, which skip cleanly without it. Only what runs there is installed:

@@ -41,6 +41,7 @@ from frayproof_audit import check, engine, jsonio, snapshot
 from frayproof_audit.contract import Contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import message_identity
+from frayproof_audit.loaded import Loaded
 from sessiongen import realistic
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -324,7 +325,7 @@ def stage_seconds(lines: Sequence[bytes], contract: Contract, repeat: int) -> li
 
 
 def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, float]) -> None:
-    from frayproof_audit import checks, prepared
+    from frayproof_audit import checks
 
     def timed(name: str, function: Callable[..., Any], items: Sequence[Any]) -> list[Any]:
         start = time.process_time()
@@ -358,7 +359,7 @@ def _stage_chunk(chunk: Sequence[bytes], contract: Contract, totals: dict[str, f
     records = [(value,) for value in values if _is_pair(value)]
     loaded = timed("load_wire before + after", lambda r: (snapshot.load_wire(r["before"]),
                                                           snapshot.load_wire(r["after"])), records)
-    facts = timed("prepare_before (computes before identities)", prepared.prepare_before,
+    facts = timed("prepare_before (computes before identities)", engine.prepare_before,
                   [(before, contract) for before, _ in loaded])
     for registered in checks.CHECKS:
         settings = contract.settings(registered.key)
@@ -400,7 +401,7 @@ def _exact_or_none(exact: Callable[[bytes], Any], line: bytes) -> Any:
         return None
 
 
-def _computed_identities(loaded: snapshot.Loaded) -> int:
+def _computed_identities(loaded: Loaded) -> int:
     known = getattr(loaded, "known_identity", None)
     return 0 if known is None else sum(known(i) is not None for i in range(len(loaded)))
 

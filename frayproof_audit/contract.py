@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
+import frayproof_audit.checks as registry
 from frayproof_audit.bounds import MAX_COUNT
-from frayproof_audit.checks import BY_KEY, CHECK_KEYS, CHECKS
 from frayproof_audit.checks.base import SEVERITIES, Check, CheckSettings, OptionProblem
 from frayproof_audit.equivalence import COMPARISONS, EXACT
 from frayproof_audit.errors import InputError
@@ -69,7 +69,7 @@ class Retain:
 
 def default_checks() -> dict[str, CheckSettings]:
     """Every registered check with its defaults (on or off, its severity, its options' defaults)."""
-    return {check.key: check.defaults() for check in CHECKS}
+    return {check.key: check.defaults() for check in registry.CHECKS}
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,11 +301,12 @@ def _build(document: Any, text: str, problems: _Problems, base_dir: str | None =
     if type(checks) is not dict:
         problems.add("checks: must be a mapping")
         checks = {}
-    _no_unknown(checks, CHECK_KEYS, "checks", problems)
+    registered = registry.CHECKS
+    _no_unknown(checks, tuple(check.key for check in registered), "checks", problems)
     return Contract(
         version=1,
         format=fmt,
-        checks={key: _check(BY_KEY[key], checks, problems) for key in CHECK_KEYS},
+        checks={check.key: _check(check, checks, problems) for check in registered},
         pins=_pins(document.get("pins", []), problems),
         retain=_retain(document.get("retain", {}), problems),
         tools=_tools(document.get("tools", []), base_dir, problems),

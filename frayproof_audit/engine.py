@@ -1,7 +1,8 @@
 """`validate` and `check`: resolve the contract and format, load snapshots, run the checks.
 
-The registered checks (`checks.CHECKS`) run in registry order, which is frayproof's report
-order for its five; checks that compare against the before snapshot run only when there is one.
+The registered checks (`checks.CHECKS`, read when a pair is judged) run in registry order,
+which is frayproof's report order for its five; checks that compare against the before
+snapshot run only when there is one, against the facts each took from it (`prepare_before`).
 """
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from frayproof_audit.checks import CHECKS
+import frayproof_audit.checks as registry
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
-from frayproof_audit.prepared import BeforeFacts, prepare_before
+from frayproof_audit.loaded import Loaded
+from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report, Violation
-from frayproof_audit.snapshot import Loaded, load_source
+from frayproof_audit.snapshot import load_source
 
 
 def validate(messages: Any, contract: Any = None, *, input_format: Format | str | None = None) -> Report:
@@ -25,7 +27,7 @@ def validate(messages: Any, contract: Any = None, *, input_format: Format | str 
     input error here rather than silently skipped. `input_format` overrides the contract's.
     """
     resolved = load_contract(contract)
-    for registered in CHECKS:
+    for registered in registry.CHECKS:
         active = registered.active
         if (registered.needs_before and resolved.settings(registered.key).enabled
                 and active is not None and active(resolved)):
@@ -55,6 +57,13 @@ def check_loaded(before: Loaded, after: Loaded, contract: Contract) -> Report:
     return localize(evaluate(after, contract, prepare_before(before, contract)), after, before)
 
 
+def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:
+    """What each registered check takes from the before snapshot (`Check.prepare`), once per
+    pair: mutation judges every mutant against the same facts."""
+    return BeforeFacts(before, {registered.key: registered.prepare(before, contract)
+                                for registered in registry.CHECKS if registered.prepare is not None})
+
+
 def localize(report: Report, after: Loaded, before: Loaded | None) -> Report:
     """Findings with their message index in the user's wire data rather than the neutral
     model's, for formats that split a wire message into several neutral ones (a no-op for
@@ -78,7 +87,7 @@ def evaluate(after: Loaded, contract: Contract, before: BeforeFacts | None) -> R
 
 def findings(after: Loaded, contract: Contract, before: BeforeFacts | None) -> list[Violation]:
     found: list[Violation] = []
-    for registered in CHECKS:
+    for registered in registry.CHECKS:
         if registered.needs_before and before is None:
             continue
         settings = contract.settings(registered.key)

@@ -14,15 +14,12 @@ from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.formats import DEFAULT_FORMAT, Format, get_format
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.jsonio import JSONProblem, is_plain_json, loads_strict, strip_bom
-from frayproof_audit.loaded import CallView, Loaded, MessageView
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import Message, Snapshot, ToolCall, message_from_dict
 
 __all__ = [
     "NOT_A_LIST",
-    "CallView",
     "FormatLike",
-    "Loaded",
-    "MessageView",
     "load_file",
     "load_list",
     "load_neutral",

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from frayproof_audit.checks import CONDITIONS
+from frayproof_audit.checks import CHECKS, CONDITIONS
 from frayproof_audit.cli import main as cli_main
 from frayproof_audit.contract import Contract, parse_contract
 from frayproof_audit.report import Report, Violation
@@ -26,6 +26,9 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 EXAMPLES = REPO / "examples"
 EXAMPLE_CONTRACT = EXAMPLES / "contract.yaml"
+
+CHECK_KEYS = tuple(check.key for check in CHECKS)
+"""The registered checks' contract keys, in report order."""
 
 Message = dict[str, Any]
 Finding = tuple[str, str, str, "int | None", "str | None", "str | None", "str | None"]

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from frayproof_audit import Contract, InputError, check, load_contract, validate
-from frayproof_audit.checks import CHECK_KEYS
 from frayproof_audit.contract import CheckSettings, Pin, Retain, default_checks
-from tests.helpers import EXAMPLE_CONTRACT, call, conditions, result, session, user
+from tests.helpers import CHECK_KEYS, EXAMPLE_CONTRACT, call, conditions, result, session, user
 
 Writer = Callable[..., Path]
 

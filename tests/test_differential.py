@@ -31,10 +31,10 @@ from typing import Any
 import pytest
 
 import frayproof_audit
-from frayproof_audit.checks import CHECK_KEYS, CHECK_NAMES, CHECKS
+from frayproof_audit.checks import CHECK_NAMES, CHECKS
 from sessiongen.small import GeneratedCase, differential_cases
 from tests.case_data import load_cases
-from tests.helpers import EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
+from tests.helpers import CHECK_KEYS, EXAMPLE_CONTRACT, FIXTURES, make_contract, verdict
 
 ORACLE = Path(__file__).with_name("peer_oracle.py")
 SEED = int(os.environ.get("FRAYPROOF_DIFF_SEED", "0"))

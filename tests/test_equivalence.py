@@ -416,8 +416,8 @@ def test_fast_path_reads_a_split_literal_as_its_pin_does() -> None:
 def test_no_pinned_text_mutant_when_the_literal_stays_split() -> None:
     """Under `equivalent` a literal split across parts survives a per-part removal, so
     `remove_pinned_text` offers no mutant for it rather than one that removes nothing."""
+    from frayproof_audit.engine import prepare_before
     from frayproof_audit.mutate.operators import get_operator
-    from frayproof_audit.prepared import prepare_before
     from frayproof_audit.snapshot import load_list
 
     literal = "Never write to production"

@@ -13,8 +13,9 @@ import pytest
 
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.mutate import mutate_pair
-from frayproof_audit.mutate.edits import DropBlock, Effects, ReplaceBlock
+from frayproof_audit.mutate.edits import DropBlock, ReplaceBlock
 from frayproof_audit.mutate.operators import OPERATORS
+from frayproof_audit.recheck.mutant import Effects
 from frayproof_audit.snapshot import load_list
 from tests.helpers import make_contract
 

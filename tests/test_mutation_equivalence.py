@@ -26,13 +26,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.engine import check_loaded
+from frayproof_audit.engine import check_loaded, prepare_before
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import Candidate, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
-from frayproof_audit.prepared import BeforeFacts, prepare_before
-from frayproof_audit.snapshot import Loaded, load_list
+from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.snapshot import load_list
 from sessiongen import arguments, reasoning, small
 from sessiongen.source import RandomSource
 from sessiongen.strategies import DrawSource, clean_mutation_cases, mutation_cases

@@ -1,4 +1,4 @@
-"""`tool_call_integrity` on mutants from the messages an edit affects (`mutate.kept_calls`),
+"""`tool_call_integrity` on mutants from the messages an edit affects (its re-check, `KeptCalls`),
 against a full recheck of every mutant (`verify=True` raises on any difference), on the cases
 the generated sessions rarely reach: a result that becomes another kept call's once the result
 that had that call's content is dropped, and a mutant that keeps a call the original did not."""
@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from frayproof_audit.engine import check_loaded
+from frayproof_audit.checks.tool_call_integrity import KeptCalls, kept_call_facts
+from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.mutate import mutate_pair
-from frayproof_audit.mutate.kept_calls import KeptCalls
 from frayproof_audit.mutate.operators import OPERATORS
-from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
 from tests.helpers import make_contract
 
@@ -73,13 +72,13 @@ def test_an_edit_whose_new_messages_keep_a_new_call_is_left_to_the_full_recheck(
     earlier = [_assistant(_call("d", "weather", '{"city": "Rome"}')), _tool("d", "20 C")]
     before, after = load_list(earlier + BEFORE), load_list(AFTER)  # after keeps no call d
     facts = prepare_before(before, CONTRACT)
-    assert facts.calls is not None
-    kept = KeptCalls(after.views, facts.calls)
+    assert kept_call_facts(facts) is not None
+    kept = KeptCalls(after.views, kept_call_facts(facts))
 
     from types import SimpleNamespace
 
     from frayproof_audit.checks.base import CheckSettings
-    from frayproof_audit.mutate.edits import Effects
+    from frayproof_audit.recheck.mutant import Effects
 
     mutant = SimpleNamespace(fresh=[(1, {}, load_list([_assistant(_call("d", "weather"))]).views[0])])
     assert kept.findings(Effects(text_edited=(1,)), mutant, CheckSettings()) is None  # type: ignore[arg-type]

@@ -24,14 +24,15 @@ from hypothesis import HealthCheck, given, settings
 from benchmarks.huge_mutate import CONTRACTS, huge_session
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.contract import parse_contract
+from frayproof_audit.engine import prepare_before
 from frayproof_audit.formats import get_format
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate import shape as shape_module
 from frayproof_audit.mutate.fastpath import SharedPair
 from frayproof_audit.mutate.operators import get_operator
 from frayproof_audit.mutate.runner import reference_mutants
-from frayproof_audit.prepared import prepare_before
-from frayproof_audit.snapshot import Loaded, load_list, load_wire, parse_snapshot_bytes
+from frayproof_audit.snapshot import load_list, load_wire, parse_snapshot_bytes
 from sessiongen import small
 from sessiongen.responses_items import representable, to_items
 from sessiongen.strategies import clean_mutation_cases, mutation_cases
@@ -147,7 +148,7 @@ _OPT_IN = CONTRACTS["audit"].replace(
     "  provider_validity:\n    allow_trailing_pending_call: true\n  tool_call_integrity: true\n")
 LINEAR_CONTRACTS = {
     **CONTRACTS,
-    # the opt-in checks, each with its own lemma (`mutate.kept_calls`, `mutate.provider_batches`)
+    # the opt-in checks, each with its own lemma (their re-checks, in `checks/`)
     "audit + tool_call_integrity + provider_validity (openai-chat)": _OPT_IN,
     # the other profiles the batch lemma covers, judging the same Chat data
     **{f"audit + provider_validity ({profile})": _OPT_IN.replace(

@@ -19,11 +19,10 @@ import pytest
 import yaml
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.engine import check_loaded
+from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.mutate import OPERATORS, build_mutants
 from frayproof_audit.mutate.fastpath import SharedPair
 from frayproof_audit.mutate.operators import OPERATOR_TABLE, get_operator
-from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
 from frayproof_audit.toolargs.schemas import ToolSchema
 from tests.helpers import expand, history, make_contract
@@ -116,7 +115,7 @@ def test_every_operator_is_documented_with_its_hint_and_skip_reason() -> None:
 # --- edits declare their effects; an undeclared edit is re-checked in full -------------------
 
 def test_every_edit_of_every_operator_declares_its_effects() -> None:
-    from frayproof_audit.mutate.edits import Effects
+    from frayproof_audit.recheck.mutant import Effects
     before = history(3)
     for message in before:
         for call in message.get("tool_calls", ()):
@@ -144,7 +143,8 @@ def test_an_edit_that_declares_nothing_is_rechecked_by_every_check() -> None:
     from dataclasses import dataclass
 
     from frayproof_audit.checks import CHECKS
-    from frayproof_audit.mutate.edits import DeleteMessage, Effects
+    from frayproof_audit.mutate.edits import DeleteMessage
+    from frayproof_audit.recheck.mutant import Effects
 
     @dataclass(frozen=True)
     class Opaque:

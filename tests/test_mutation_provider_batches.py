@@ -1,5 +1,5 @@
 """`provider_validity` (openai-chat, anthropic, gemini) on mutants from the batches an edit can
-change (`mutate.provider_batches`), against a full recheck of every mutant: `verify=True` raises
+change (`checks.provider_validity`'s re-check), against a full recheck of every mutant: `verify=True` raises
 on any difference. The outputs are built to reach what generated sessions rarely do: a tool run
 left at the very start, a pending call that stops being the tail, results that lose their call,
 instruction messages between a call turn and what it follows (Gemini's call position), and a
@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from frayproof_audit.checks.base import CheckSettings
-from frayproof_audit.engine import check_loaded
+from frayproof_audit.checks.provider_validity import RULES, batch_rules
+from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.formats import get_format
 from frayproof_audit.mutate import mutate_pair
 from frayproof_audit.mutate.incremental import IncrementalEvaluator
 from frayproof_audit.mutate.operators import OPERATORS
-from frayproof_audit.mutate.provider_batches import RULES, batch_rules
-from frayproof_audit.prepared import prepare_before
 from frayproof_audit.providers import PROFILES, profile_for
 from frayproof_audit.snapshot import load_list
 from sessiongen.anthropic_wire import to_anthropic
@@ -189,7 +188,7 @@ def test_wire_data_agrees_with_a_full_recheck(wire_name: str, output_name: str) 
     before, after = fmt.load(wire), fmt.load(wire)
     assert check_loaded(before, after, contract).passed
     evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
-    assert evaluator.provider_rules is RULES[profile_for(format_name)]
+    assert evaluator.rechecks["provider_validity"].rules is RULES[profile_for(format_name)]
     report = mutate_pair(before, after, contract, sorted(OPERATORS), verify=True)
     assert report.mutants
 
@@ -216,7 +215,7 @@ def test_the_reasoning_rules_are_reached_on_items_in_verify_mode() -> None:
         messages = OUTPUTS[output]
         before, after = load_list(messages), load_list(messages)
         evaluator = IncrementalEvaluator(after, contract, prepare_before(before, contract))
-        assert evaluator.provider_rules is not None
+        assert evaluator.rechecks["provider_validity"] is not None
         report = mutate_pair(before, after, contract, verify=True)
         caught |= {v.code for mutant in report.mutants if mutant.report for v in mutant.report.violations}
     assert {"PV-RESP-REASONING-ALONE", "PV-RESP-REASONING-MISSING"} <= caught

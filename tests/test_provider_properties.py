@@ -117,8 +117,8 @@ def wild_sessions(draw: st.DrawFn) -> list[Any]:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(wild_sessions())
 def test_profiles_and_operators_take_any_loadable_snapshot(messages: list[Any]) -> None:
+    from frayproof_audit.engine import prepare_before
     from frayproof_audit.mutate.operators import OPERATOR_TABLE
-    from frayproof_audit.prepared import prepare_before
 
     try:
         loaded = load_list(messages)

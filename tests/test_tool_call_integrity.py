@@ -14,12 +14,12 @@ from frayproof_audit import InputError, check, validate
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.checks.tool_call_integrity import ABSENT, arguments_difference
 from frayproof_audit.contract import Contract
+from frayproof_audit.engine import prepare_before
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.edits import SetArguments
 from frayproof_audit.mutate.fastpath import SharedPair
 from frayproof_audit.mutate.operators import select_operators
 from frayproof_audit.mutate.target import MutateRequest, run_request
-from frayproof_audit.prepared import prepare_before
 from frayproof_audit.snapshot import load_list
 from frayproof_audit.toolargs.schemas import ToolSchema
 from tests.helpers import make_contract, result, user
@@ -193,7 +193,7 @@ def test_an_arguments_edit_reruns_only_the_checks_that_read_arguments() -> None:
         for registered in CHECKS:
             object.__setattr__(registered, "find", originals[registered.name])
     # tool_arguments reads arguments and reruns; tool_call_integrity judges the new message alone
-    # (`mutate.kept_calls`, its find does not run); the view-only checks and retention (the
+    # (its re-check, `KeptCalls`: its find does not run); the view-only checks and retention (the
     # skeleton is kept) do not run; format_notes has no lemma (it reads the snapshots' notes
     # only, so rerunning is cheap)
     assert set(ran) == {"tool_arguments", "format_notes"}

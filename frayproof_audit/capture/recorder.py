@@ -22,8 +22,9 @@ from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import ContractViolation, ContractWarning, InputError
 from frayproof_audit.guard import MODES
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded, load_source
+from frayproof_audit.snapshot import load_source
 
 LOGGER = logging.getLogger("frayproof_audit")
 

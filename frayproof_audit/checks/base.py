@@ -1,12 +1,15 @@
-"""What a check is: one record with its name, contract key, options, conditions and `find`.
+"""What a check is: one record with its name, contract key, options, conditions and `find`,
+and what it knows beyond judging one snapshot: its facts of the before snapshot (`prepare`)
+and, optionally, how mutation re-judges a mutant from what its edit changed (`recheck`).
 
 A check is registered by adding its `CHECK` record to `checks.CHECKS`; the contract parser,
-the engine, the mutation evaluator, the docs meta-tests and the tables all read that one table,
-so nothing else keys on check names.
+the engine, the before facts, the mutation evaluator, the repair of `--repair-out`, the docs
+meta-tests and the tables all read that one table, so nothing else keys on check names.
 
 Conditions carry stable codes (`TP-ORPHAN`, ...): a code is a promise to users' dashboards and
 warehouses, never renamed or reused, only added. Each has a fixed title, the finding's message
-(a title with `{fields}` is filled in per finding).
+(a title with `{fields}` is filled in per finding), and says whether a transcript repair fixes
+it (`repairable`, as a linter declares a rule fixable).
 """
 
 from __future__ import annotations
@@ -19,18 +22,22 @@ from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import Loaded
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import RecheckFactory
 
 SEVERITIES = ("error", "warning")
 
 
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """One way a check can fail, with its stable code and fixed title."""
+    """One way a check can fail, with its stable code and fixed title. `repairable`: a
+    transcript repair (`transcript.repair`) makes a finding of it go away, so `audit` asks the
+    repair about it (`findings.repairable`, `--repair-out`)."""
 
     code: str
     title: str
+    repairable: bool = False
 
     def violation(
         self,
@@ -112,6 +119,10 @@ class Find(Protocol):
     ) -> list[Violation]: ...
 
 
+Prepare = Callable[["Loaded", "Contract"], object]
+"""A check's facts of the before snapshot under a contract, taken once per pair."""
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """A registered check.
@@ -125,6 +136,11 @@ class Check:
     mention them keeps frayproof's verdicts, and `checks: {<key>: true}` opts in.
     `default_severity` is `warning` for checks that report how the input was read rather than
     what the compaction did (`format_notes`): they inform, a contract can make them gate.
+
+    `prepare(before, contract)` takes what `find` compares with from the before snapshot, once
+    per pair; `find` reads it back as `before.of(key)` (`prepared.BeforeFacts`). `recheck` is
+    the optional fast path of mutation (`recheck.base`): without it the check is rerun in full
+    on every mutant.
     """
 
     name: str
@@ -138,6 +154,8 @@ class Check:
     asks_for: str = ""
     enabled_by_default: bool = True
     default_severity: str = "error"
+    prepare: Prepare | None = None
+    recheck: RecheckFactory | None = None
 
     def defaults(self) -> CheckSettings:
         return CheckSettings(enabled=self.enabled_by_default, severity=self.default_severity,

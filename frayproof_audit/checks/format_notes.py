@@ -12,18 +12,26 @@ wire data itself (`messages[3].parts[0]: ...`), so findings carry no message ind
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "format_notes"
+KEY = "format_notes"
 NORMALIZED = Condition("FMT-NORMALIZED", "Input read leniently: {note}.")
+
+
+def prepare(before: Loaded, contract: Contract) -> tuple[str, ...]:
+    """The check's before facts: what the format normalised while reading before."""
+    return before.notes
 
 
 def find(
@@ -33,15 +41,34 @@ def find(
     found = [NORMALIZED.violation(NAME, severity, "after", None, note=note) for note in after.notes]
     if before is not None:
         found += [NORMALIZED.violation(NAME, severity, "before", None, note=note)
-                  for note in before.notes]
+                  for note in cast("tuple[str, ...]", before.of(KEY))]
     return found
+
+
+class _Noteless:
+    """Mutation's re-check: a mutant carries no notes (it is built from neutral messages, not
+    read from wire data), so the check reads only the before snapshot's notes there, exactly as
+    on the fully built mutant; it is run on an empty snapshot instead of assembling the mutant."""
+
+    __slots__ = ("check", "noteless", "pair", "settings")
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
+                 found: list[Violation]) -> None:
+        self.pair, self.check, self.settings = pair, check, settings
+        self.noteless = Loaded([], [], pair.after.format)
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        pair = self.pair
+        return self.check.find(self.noteless, pair.contract, pair.facts, self.settings)
 
 
 CHECK = Check(
     name=NAME,
-    key="format_notes",
+    key=KEY,
     conditions=(NORMALIZED,),
     find=find,
     summary="Reports what the input format normalised while reading (a warning by default).",
     default_severity="warning",
+    prepare=prepare,
+    recheck=_Noteless,
 )

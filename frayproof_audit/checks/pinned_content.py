@@ -13,22 +13,68 @@ Good: the system message kept verbatim, the exchange summarised.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
-from frayproof_audit.equivalence import EXACT
+from frayproof_audit.equivalence import EXACT, text_runs
 from frayproof_audit.model import text_parts
-from frayproof_audit.prepared import pin_texts
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import Loaded, MessageView
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "pinned_content"
+KEY = "pinned_content"
 ROLE_LOST = Condition("PIN-ROLE", "Pinned message is missing from after or was altered.")
 TEXT_LOST = Condition("PIN-TEXT", "Pinned text no longer appears in any message content.")
+
+
+def pin_texts(content: Any, match: str) -> list[str]:
+    """The texts a contains pin searches: each text part under `exact` (parts never joined,
+    as in frayproof), each run of text parts joined under `equivalent`."""
+    return text_parts(content) if match == EXACT else text_runs(content)
+
+
+@dataclass(frozen=True, slots=True)
+class PinFacts:
+    """For a role pin: the index of each before message of that role, and their keys (each
+    message's identity, or its neutral form under `match: equivalent`), computed on first use:
+    a check that compares by equality first never needs them.
+    For a contains pin: the first before index whose text contains it (None: inactive)."""
+
+    role_indexes: tuple[int, ...] = ()
+    role_keys: Sequence[bytes] = ()
+    text_index: int | None = None
+
+
+def prepare(before: Loaded, contract: Contract) -> tuple[PinFacts, ...]:
+    """The check's before facts, one per pin, whether or not the check is on: the
+    `remove_pinned_text` operator reads them too."""
+    views = before.views
+    pins = []
+    for pin in contract.pins:
+        if pin.role is not None:
+            indexes = tuple(index for index, view in enumerate(views) if view.role == pin.role)
+            pins.append(PinFacts(indexes, before.keys_of(indexes, pin.match)))
+        else:
+            text = pin.contains or ""
+            first = next(
+                (index for index, view in enumerate(views)
+                 if any(text in part for part in pin_texts(view.content, pin.match))),
+                None,
+            )
+            pins.append(PinFacts(text_index=first))
+    return tuple(pins)
+
+
+def pin_facts(before: BeforeFacts) -> tuple[PinFacts, ...]:
+    """The prepared facts of each pin of the contract, in its order."""
+    return cast("tuple[PinFacts, ...]", before.of(KEY))
 
 
 def find(
@@ -38,7 +84,7 @@ def find(
     if before is None:
         return []
     found: list[Violation] = []
-    for pin, facts in zip(contract.pins, before.pins, strict=True):
+    for pin, facts in zip(contract.pins, pin_facts(before), strict=True):
         pin_severity = pin.severity or severity
         if pin.role is not None:
             for before_index in _unmatched(after, pin.role, pin.match, facts.role_indexes,
@@ -100,13 +146,61 @@ def any_text_contains(snapshot: Loaded, text: str, match: str = EXACT) -> bool:
     return False
 
 
+class _Recheck:
+    """Mutation's re-check: findings never depend on positions (they point into before), so a
+    mutant's findings equal the original's, findings or not, unless the edit deletes or alters
+    a message of a pinned role or one whose text holds an active contains literal (or creates
+    such text); reordering never matters. Whether a pin compares exactly or by equivalence
+    changes only how a message's key or text is read, never which messages a pin can see, so
+    this holds for both (text is read as the pin reads it: parts, or joined runs)."""
+
+    __slots__ = ("found", "literals", "pinned_roles", "relevant")
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
+                 found: list[Violation]) -> None:
+        self.found = found
+        contract = pair.contract
+        if any(pin.role is not None for pin in contract.pins):
+            pair.keep_identities()  # a rerun compares the mutant's pinned-role messages by key
+        self.pinned_roles = {pin.role for pin in contract.pins if pin.role is not None}
+        self.literals = [
+            (pin.contains, pin.match)
+            for pin, facts in zip(contract.pins, pin_facts(pair.facts), strict=True)
+            if pin.contains is not None and facts.text_index is not None
+        ]
+        self.relevant = [self._relevant(view) for view in pair.after.views]
+
+    def _relevant(self, view: MessageView) -> bool:
+        """A message of a pinned role, or one whose text (as its pin reads text: parts, or
+        joined runs under `equivalent`) holds an active literal."""
+        if view.role in self.pinned_roles:
+            return True
+        return any(literal in text for literal, match in self.literals
+                   for text in pin_texts(view.content, match))
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        return None if self._touches(effects, mutant) else self.found
+
+    def _touches(self, effects: Effects, mutant: Mutant) -> bool:
+        if effects.permutes:
+            return False  # pins never depend on positions
+        relevant = self.relevant
+        return (
+            any(relevant[i] for i in effects.deleted)
+            or any(relevant[i] for i in effects.rewritten)
+            or any(self._relevant(view) for _, _, view in mutant.fresh)
+        )
+
+
 CHECK = Check(
     name=NAME,
-    key="pinned_content",
+    key=KEY,
     conditions=(ROLE_LOST, TEXT_LOST),
     find=find,
     summary="Pinned messages and pinned text survive the transformation.",
     needs_before=True,
     active=lambda contract: bool(contract.pins),
     asks_for="pins",
+    prepare=prepare,
+    recheck=_Recheck,
 )

@@ -13,20 +13,28 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
-from frayproof_audit.equivalence import EXACT
+from frayproof_audit.equivalence import EXACT, equivalence_key
+from frayproof_audit.loaded import Loaded
+from frayproof_audit.prepared import ResultIndex, last_closed_exchanges
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from frayproof_audit.contract import Contract
+    from frayproof_audit.formats.base import Format
+    from frayproof_audit.loaded import MessageView
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Fresh, Mutant
 
 NAME = "retention"
+KEY = "retention"
 LATEST = Condition("RET-LATEST",
                    "Latest user message was not retained {how}, after the retained exchanges.")
 EXCHANGE = Condition("RET-EXCHANGE",
@@ -35,16 +43,58 @@ RESULT = Condition("RET-RESULT",
                    "Retained tool result content differs from every original result for this id.")
 
 
+@dataclass(frozen=True, slots=True)
+class RetentionFacts:
+    exchanges: tuple[tuple[int, int, Sequence[bytes]], ...] = ()
+    """Last N closed exchanges of before: (start, end, keys), oldest first (each message's
+    key under `retain.compare`: `Loaded.key`, computed on first use: `Loaded.keys`)."""
+    latest_user: tuple[int, Sequence[bytes]] | None = None
+    """Before's last user message: its index, and its key under `latest_user_message` as a
+    one-key sequence computed on first use (`Loaded.keys_of`)."""
+    results: ResultIndex | None = None
+    """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
+
+
+def prepare(before: Loaded, contract: Contract) -> RetentionFacts:
+    views = before.views
+    retain = contract.retain
+    exchanges: list[tuple[int, int, Sequence[bytes]]] = []
+    if retain.recent_exchanges > 0:
+        spans = last_closed_exchanges([view.role for view in views], retain.recent_exchanges)
+        exchanges = [
+            (start, end, before.keys(start, end, retain.compare))
+            for start, end in spans
+        ]
+    latest_user = None
+    if retain.latest_user_message is not None:
+        index = before.last_index("user")
+        if index is not None:
+            latest_user = (index, before.keys_of((index,), retain.latest_user_message))
+    results: ResultIndex | None = None
+    if retain.tool_results is not None:
+        contents: dict[str, list[Any]] = {}
+        for view in views:
+            if view.role == "tool" and view.tool_call_id:
+                contents.setdefault(view.tool_call_id, []).append(view.content)
+        results = ResultIndex(contents)
+    return RetentionFacts(tuple(exchanges), latest_user, results)
+
+
+def retention_facts(before: BeforeFacts) -> RetentionFacts:
+    return cast("RetentionFacts", before.of(KEY))
+
+
 def find(
     after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
 ) -> list[Violation]:
     severity = settings.severity
     if before is None or not contract.retain.active:
         return []
+    facts = retention_facts(before)
     exchange_findings: list[Violation] = []
     cursor = 0
     compare = contract.retain.compare
-    for start, end, identities in before.exchanges:
+    for start, end, identities in facts.exchanges:
         position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
             span = (f"before[{start}:{end}]" if before.snapshot is None
@@ -55,8 +105,8 @@ def find(
         else:
             cursor = position + len(identities)
     found: list[Violation] = []
-    if before.latest_user is not None:
-        before_index, key = before.latest_user
+    if facts.latest_user is not None:
+        before_index, key = facts.latest_user
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
@@ -65,11 +115,11 @@ def find(
                 NAME, severity, "before", before_index, rule="latest_user_message",
                 how="exactly" if latest == EXACT else "as an equivalent message"))
     found.extend(exchange_findings)
-    if before.results is not None:
+    if facts.results is not None:
         for index, view in enumerate(after.views):
             if view.role != "tool" or not view.tool_call_id:
                 continue
-            if before.results.retained(view.tool_call_id, view.content, compare) is False:
+            if facts.results.retained(view.tool_call_id, view.content, compare) is False:
                 found.append(RESULT.violation(NAME, severity, "after", index,
                                               tool_call_id=view.tool_call_id, rule="tool_results"))
     return found
@@ -110,13 +160,194 @@ def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | Non
     return None
 
 
+# --- mutation's re-check ---------------------------------------------------------------------
+
+_OTHER = 0
+_USER = 1
+Symbol = int | tuple[bytes | None, bytes | None]
+"""A skeleton symbol: U or O (ints), or an anchor's (block key, latest key)."""
+
+
+def _recheck(pair: PairContext, check: Check, settings: CheckSettings,
+             found: list[Violation]) -> _Split | None:
+    """The split re-check, when running its two parts on the original reproduces `found`."""
+    facts = retention_facts(pair.facts)
+    if facts.exchanges or facts.latest_user is not None:
+        pair.keep_identities()  # a rerun compares the mutant's messages with before's by key
+    split = _Split(pair, check, settings, facts)
+    return split if split.reproduces(found) else None
+
+
+class _Split:
+    """Mutation's re-check (O = original output, M = mutant): retention split in two, used only
+    when running the two parts separately on O reproduces its findings exactly.
+
+    Result findings (`tool_results`) are per message: with O clean for them, M's are those of
+    its new messages. Latest/exchange findings depend only on M's *skeleton*: each message
+    mapped to its identity if that identity is an *anchor* (it occurs in a retained before
+    exchange, or is the before's latest user message), else to U (a user message) or O
+    (anything else), with every maximal run of non-anchor symbols collapsed to one symbol that
+    says only whether the run holds a U. Blocks consist of anchors only, so a match never spans
+    a run, and collapsing preserves the order of the anchors, hence every block search and the
+    cursor; the latest user message is the last anchor user or lies in the last run holding a
+    U (whose identity is no anchor, so it never equals the latest one), which the collapsed
+    form also tells. Under `equivalent` comparisons the same holds with each message's key
+    under its rule's comparison in place of its identity (`Loaded.key`: the blocks use
+    `retain.compare`, the latest rule its own), so an anchor's symbol holds both keys. An edit
+    that leaves the collapsed skeleton unchanged leaves these findings (which point into
+    before) unchanged: changing a message without changing its symbol; deleting, swapping or
+    moving to behind a final run non-anchor messages, so long as no run empties (its anchors
+    would meet) and no run gains or loses its only U messages. Any other edit reruns that part
+    over M.
+    """
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
+                 facts: RetentionFacts) -> None:
+        self.pair, self.check, self.settings, self.facts = pair, check, settings, facts
+        self.positional_facts = pair.facts.with_facts(KEY, replace(facts, results=None))
+        self.result_facts = pair.facts.with_facts(KEY, replace(facts, exchanges=(), latest_user=None))
+        self.has_positional = bool(facts.exchanges) or facts.latest_user is not None
+
+    def reproduces(self, found: list[Violation]) -> bool:
+        """Whether the two parts on the original give `found` (then prepare the skeleton)."""
+        after, contract = self.pair.after, self.pair.contract
+        positional = self._positional(after)
+        results = self.check.find(after, contract, self.result_facts, self.settings)
+        if positional + results != found:
+            return False
+        facts = self.facts
+        self.original_positional = positional
+        self.results_clean = not results
+        retain = contract.retain
+        self.block_compare = retain.compare
+        self.latest_compare = retain.latest_user_message or EXACT
+        self.block_anchors = {key for _, _, block in facts.exchanges for key in block}
+        self.latest_anchor = None if facts.latest_user is None else facts.latest_user[1][0]
+        self.skeleton: list[Symbol] = []
+        self.run_of: list[int] = []
+        self.run_sizes: list[int] = []
+        self.run_users: list[int] = []
+        if self.has_positional:
+            for index, view in enumerate(after.views):
+                symbol = self._symbol(after.wire[index], view, functools.partial(after.key, index))
+                self.skeleton.append(symbol)
+                if type(symbol) is not int:
+                    self.run_of.append(-1)
+                    continue
+                if not self.run_of or self.run_of[-1] < 0:
+                    self.run_sizes.append(0)
+                    self.run_users.append(0)
+                run = len(self.run_sizes) - 1
+                self.run_of.append(run)
+                self.run_sizes[run] += 1
+                self.run_users[run] += symbol == _USER
+        return True
+
+    def _positional(self, loaded: Loaded) -> list[Violation]:
+        if not self.has_positional:
+            return []
+        return self.check.find(loaded, self.pair.contract, self.positional_facts, self.settings)
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        check, contract, settings = self.check, self.pair.contract, self.settings
+        fresh = mutant.fresh
+        if self._keeps_skeleton(effects, fresh):
+            found = list(self.original_positional)
+        else:
+            found = self._positional(mutant.loaded)
+        if not self.results_clean:
+            return found + check.find(mutant.loaded, contract, self.result_facts, settings)
+        if self.facts.results is None:
+            return found
+        new_results = [(p, message, view) for p, message, view in fresh if view.role == "tool"]
+        if new_results:
+            small = Loaded([message for _, message, _ in new_results],
+                           [view for _, _, view in new_results], mutant.original.format)
+            for violation in check.find(small, contract, self.result_facts, settings):
+                assert violation.message_index is not None
+                found.append(replace(violation, message_index=new_results[violation.message_index][0]))
+        return found
+
+    def _keeps_skeleton(self, effects: Effects, fresh: Fresh) -> bool:
+        """Whether the edit provably leaves the collapsed skeleton (class docstring) as is."""
+        if not self.has_positional:
+            return True
+        symbols = self.skeleton
+        if effects.rewritten:
+            # In-place rewrites keep positions: each new message replaces the one at its index.
+            return not (effects.deleted or effects.moved_to_end or effects.swapped) and all(
+                self._symbol(message, view) == symbols[position] for position, message, view in fresh)
+        run_of = self.run_of
+        sizes: Counter[int] = Counter()  # run -> change in its size
+        users: Counter[int] = Counter()  # run -> change in its number of user messages
+        if effects.swapped is not None:
+            if effects.deleted or effects.moved_to_end:
+                return False
+            first, second = effects.swapped
+            if run_of[first] < 0 or run_of[second] < 0:
+                return False  # an anchor moves
+            users[run_of[first]] += (symbols[second] == _USER) - (symbols[first] == _USER)
+            users[run_of[second]] += (symbols[first] == _USER) - (symbols[second] == _USER)
+        elif effects.moved_to_end:
+            if effects.deleted or len(effects.moved_to_end) != 1:
+                return False
+            moved, last = effects.moved_to_end[0], run_of[-1]
+            if run_of[moved] < 0 or last < 0:
+                return False  # an anchor moves, or the moved message starts a new run at the end
+            sizes[run_of[moved]] -= 1
+            users[run_of[moved]] -= symbols[moved] == _USER
+            sizes[last] += 1
+            users[last] += symbols[moved] == _USER
+        for index in effects.deleted:
+            if run_of[index] < 0:
+                return False  # an anchor goes
+            sizes[run_of[index]] -= 1
+            users[run_of[index]] -= symbols[index] == _USER
+        for run in sizes.keys() | users.keys():
+            size, count = self.run_sizes[run], self.run_users[run]
+            if size + sizes[run] < 1 or (count > 0) != (count + users[run] > 0):
+                return False  # a run vanishes (anchors meet), or gains or loses its only users
+        return True
+
+    def _symbol(self, message: dict[str, Any], view: MessageView,
+                key: Callable[[str], bytes] | None = None) -> Symbol:
+        """The message's skeleton symbol: its anchor keys if it is an anchor, else U or O.
+
+        An anchor is a message whose key under the blocks' comparison is a block key, or
+        whose key under the latest rule's comparison is the latest one's; the symbol holds
+        both keys (None where it is no anchor), so equal symbols decide every block search
+        and the latest test alike, whichever comparison each rule uses.
+        """
+        if key is None:
+            key = functools.partial(_message_key, self.pair.after.format, message)
+        block_anchor = latest_anchor = None
+        if self.block_anchors:
+            block = key(self.block_compare)
+            if block in self.block_anchors:
+                block_anchor = block
+        if self.latest_anchor is not None:
+            latest = key(self.latest_compare)
+            if latest == self.latest_anchor:
+                latest_anchor = latest
+        if block_anchor is None and latest_anchor is None:
+            return _USER if view.role == "user" else _OTHER
+        return block_anchor, latest_anchor
+
+
+def _message_key(fmt: Format, message: dict[str, Any], compare: str) -> bytes:
+    """A neutral message dict's key under `compare` (as `Loaded.key` computes it)."""
+    return fmt.identity(message) if compare == EXACT else equivalence_key(message)
+
+
 CHECK = Check(
     name=NAME,
-    key="retention",
+    key=KEY,
     conditions=(LATEST, EXCHANGE, RESULT),
     find=find,
     summary="Positional rules: the latest request, recent exchanges and kept results survive.",
     needs_before=True,
     active=lambda contract: contract.retain.active,
     asks_for="retention rules",
+    prepare=prepare,
+    recheck=_recheck,
 )

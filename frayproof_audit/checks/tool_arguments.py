@@ -14,9 +14,10 @@ prepared once per pair (`prepared.prepare_before`), since every mutant shares on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition, OneOf, OptionProblem
+from frayproof_audit.recheck.local import new_messages_only
 from frayproof_audit.report import Violation
 from frayproof_audit.toolargs import policy as P
 from frayproof_audit.toolargs.calls import call_arguments, message_calls
@@ -28,10 +29,13 @@ from frayproof_audit.toolargs.text import one_line
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import Loaded
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "tool_arguments"
+KEY = "tool_arguments"
 RULES_OPTION = "rules"
 SCOPE = "scope"
 EMPTY_ARGUMENTS = "empty_arguments"
@@ -91,13 +95,14 @@ def find(
         return []
     found = judge_snapshot(after, "after", contract, settings)
     if before is not None:
-        found += before.tool_arguments
+        found += cast("tuple[Violation, ...]", before.of(KEY))
     return found
 
 
 def before_findings(before: Loaded, contract: Contract) -> tuple[Violation, ...]:
-    """The before snapshot's findings under `scope: both` (else none), computed once per pair."""
-    settings = contract.settings(NAME)
+    """The before snapshot's findings under `scope: both` (else none), computed once per pair:
+    the check's before facts."""
+    settings = contract.settings(KEY)
     if not contract.tools or not settings.enabled or settings.option(SCOPE) != "both":
         return ()
     return tuple(judge_snapshot(before, "before", contract, settings))
@@ -132,9 +137,31 @@ def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
     return found
 
 
+class _PerMessage:
+    """Mutation's re-check: the check's findings are those of each call on its own, labelled by
+    the call's position, plus before's findings (its before facts). On a clean original (no
+    finding at all) every message kept from it has none, so a mutant's findings are its new
+    messages', judged by `find` on a snapshot of just those, each labelled and indexed by its
+    mutant position (`recheck.local.new_messages_only`)."""
+
+    __slots__ = ("check", "pair", "settings")
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings) -> None:
+        self.pair, self.check, self.settings = pair, check, settings
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        pair = self.pair
+        return new_messages_only(self.check.find, mutant, pair.contract, pair.facts, self.settings)
+
+
+def _recheck(pair: PairContext, check: Check, settings: CheckSettings,
+             found: list[Violation]) -> _PerMessage | None:
+    return None if found else _PerMessage(pair, check, settings)
+
+
 CHECK = Check(
     name=NAME,
-    key="tool_arguments",
+    key=KEY,
     conditions=(JSON, NOT_OBJECT, EMPTY, MISSING, UNKNOWN_TOOL, REQUIRED, TYPE, DRIFT, SCHEMA, NOT_JUDGED),
     find=find,
     summary="Every tool call's arguments against its tool's JSON Schema (inert without tool schemas).",
@@ -144,4 +171,6 @@ CHECK = Check(
         OneOf(EMPTY_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_EMPTY_ARGUMENTS),
         OneOf(MISSING_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_MISSING_ARGUMENTS),
     ),
+    prepare=before_findings,
+    recheck=_recheck,
 )

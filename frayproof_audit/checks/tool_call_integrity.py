@@ -19,22 +19,28 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Container, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.jsonio import JSONProblem, loads_strict
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import call_arguments
-from frayproof_audit.prepared import CALL_FACTS_KEY, ContentKey, content_key
+from frayproof_audit.prepared import ContentKey, ResultIndex, content_key
+from frayproof_audit.recheck.local import placed, window
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
     from frayproof_audit.loaded import MessageView
-    from frayproof_audit.prepared import BeforeFacts, CallFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.prepared import BeforeFacts
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "tool_call_integrity"
+KEY = "tool_call_integrity"
 RENAMED = Condition("TC-NAME", "Kept tool call changed its tool name: before {before}, after {after}.")
 ARGUMENTS = Condition(
     "TC-ARGS", "Kept tool call changed its arguments at {path}: before {before}, after {after}.")
@@ -55,13 +61,88 @@ ABSENT = _Absent()
 """The value on the side of a difference where a key or item does not exist."""
 
 
+@dataclass(frozen=True, slots=True)
+class CallFacts:
+    """Before's tool calls and results (prepared only when the check is enabled).
+
+    `calls`: call id → (tool name, message index, call position) of the first assistant call
+    with that id (`call` gives its name and arguments text).
+    `results`: call id → the contents of the before results with that id, in order.
+    `order`: (call id, content) of every before result with an id, in message order.
+
+    Preparing this touches every call and result of before, so it reads no arguments and
+    serializes or hashes no content: a kept call's arguments are read when it is compared, a
+    kept result is found by comparing it with the few results of its own id, and only a result
+    that is not among them (rare: a compactor bug) needs the index by content (`result_ids`),
+    which is then built once and kept.
+    """
+
+    calls: dict[str, tuple[str, int, int]]
+    results: dict[str, list[Any]]
+    order: list[tuple[str, Any]]
+    wire: list[Any]
+    by_content: dict[ContentKey, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    index: ResultIndex = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", ResultIndex(self.results))
+
+    def call(self, call_id: str) -> tuple[str, str]:
+        """(tool name, arguments text) of before's first call with id `call_id`."""
+        name, index, position = self.calls[call_id]
+        return name, call_arguments(self.wire[index], position)
+
+    def has_result(self, call_id: str, key: ContentKey) -> bool:
+        """Whether before has a result for `call_id` whose content key is `key`."""
+        return self.index.has_key(call_id, key)
+
+    def result_ids(self, key: ContentKey) -> tuple[str, ...]:
+        """The ids of the before results with content key `key`, in message order (each once)."""
+        if not self.by_content and self.order:
+            index: dict[ContentKey, list[str]] = {}
+            for call_id, content in self.order:
+                ids = index.setdefault(content_key(content), [])
+                if call_id not in ids:
+                    ids.append(call_id)
+            # Filled in one step, so a thread sharing these facts sees all of it or none.
+            self.by_content.update({content: tuple(ids) for content, ids in index.items()})
+        return self.by_content.get(key, ())
+
+
+def call_facts(before: Loaded) -> CallFacts:
+    calls: dict[str, tuple[str, int, int]] = {}
+    results: dict[str, list[Any]] = {}
+    order: list[tuple[str, Any]] = []
+    for index, (role, content, views, tool_call_id, _refusal) in enumerate(before.views):
+        if views and role == "assistant":
+            for position, (call_id, name, _type) in enumerate(views):
+                if call_id and call_id not in calls:
+                    calls[call_id] = (name, index, position)
+        elif tool_call_id and role == "tool":
+            if tool_call_id in results:
+                results[tool_call_id].append(content)
+            else:
+                results[tool_call_id] = [content]
+            order.append((tool_call_id, content))
+    return CallFacts(calls, results, order, before.wire)
+
+
+def prepare(before: Loaded, contract: Contract) -> CallFacts | None:
+    """`CallFacts` when the check is on (they cost nothing when it is off)."""
+    return call_facts(before) if contract.settings(KEY).enabled else None
+
+
+def kept_call_facts(before: BeforeFacts) -> CallFacts | None:
+    return cast("CallFacts | None", before.of(KEY))
+
+
 def find(
     after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
 ) -> list[Violation]:
     """Findings in after order: per assistant message its calls' TC-NAME then TC-ARGS, per tool
     message its TC-RESULT-ID. Facts prepared for a contract with this check off (None) give
     none: they hold nothing to compare with."""
-    facts = before.calls if before is not None else None
+    facts = kept_call_facts(before) if before is not None else None
     if facts is None:
         return []
     severity = settings.severity
@@ -84,7 +165,7 @@ def judge_message(after: Loaded, index: int, view: MessageView, kept: Container[
     """One after message's findings: an assistant's calls' TC-NAME then TC-ARGS, a tool
     message's TC-RESULT-ID. `index` is its place in `after` (whose wire holds its arguments);
     `kept` holds the kept call ids and `after_results` after's (call id, content key) pairs,
-    both of the whole snapshot (the mutation fast path passes a mutant's, `mutate.kept_calls`)."""
+    both of the whole snapshot (mutation's re-check passes a mutant's, `KeptCalls`)."""
     if view.role == "assistant":
         found: list[Violation] = []
         for position, call in enumerate(view.calls):
@@ -239,9 +320,140 @@ def _show(value: Any, lead: str = "") -> str:
     return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
+# --- mutation's re-check ---------------------------------------------------------------------
+
+T = TypeVar("T")
+_ResultPair = tuple[str, ContentKey]
+
+
+class _Counted(Generic[T]):
+    """Membership in a multiset after an edit: the original's counts, minus the removed
+    messages', plus the new messages'."""
+
+    __slots__ = ("added", "counts", "removed")
+
+    def __init__(self, counts: Counter[T], removed: Counter[T], added: Counter[T]) -> None:
+        self.counts, self.removed, self.added = counts, removed, added
+
+    def __contains__(self, item: object) -> bool:
+        return self.counts[item] - self.removed[item] + self.added[item] > 0  # type: ignore[index]
+
+
+class KeptCalls:
+    """Per pair: the original output's kept call ids and result pairs, counted, and its tool messages
+    by content key.
+
+    Mutation's re-check (`_recheck` builds it per pair), for an original output with no finding of
+    this check (clean). Rerunning the check over every mutant made mutation quadratic in the
+    record's length for contracts that turn it on (a 4,000-message output took 67 s with it and
+    `provider_validity` against 1 s without). A message's findings depend on the message itself, on
+    the set K of kept call ids (ids that an after assistant calls and before calls) and on the set R
+    of after's (result id, content key) pairs; never on positions. Let the edit remove messages
+    (deleted, or rewritten: replaced in place by new ones) and add new messages; moves and swaps
+    change neither K nor R.
+
+    - An untouched assistant message's calls are judged as in the original (their own ids are in K
+      exactly when before calls them): no findings.
+    - An untouched tool message with content key k was not flagged in the original; a result is
+      flagged for kept call X when X is in K, X is not its own id, before has X's result with key k
+      and (X, k) is not in R. If the new messages call no id outside the original K, K only shrinks,
+      which flags nothing new; R loses pairs only where removed messages carried them. So an
+      untouched result can be flagged only if its key is that of a pair R lost.
+    - The new messages are judged against the mutant's K and R.
+
+    So the mutant's findings are those of its new messages and of the untouched results whose key is
+    a lost pair's, each judged by `judge_message` against the mutant's K and R (counted, not built),
+    in mutant order (`findings`). An edit whose new messages call an id outside the original K is
+    not covered (K would grow): the check is rerun.
+    """
+
+    __slots__ = ("by_key", "calls", "pairs", "uses", "views")
+
+    def __init__(self, views: Sequence[MessageView], calls: CallFacts) -> None:
+        self.views = views
+        self.calls = calls
+        self.uses: Counter[str] = Counter(
+            call.id for view in views if view.role == "assistant" for call in view.calls
+            if call.id in calls.calls
+        )
+        self.pairs: Counter[_ResultPair] = Counter()
+        self.by_key: dict[ContentKey, list[int]] = {}
+        for index, view in enumerate(views):
+            if view.role == "tool":
+                key = content_key(view.content)
+                self.by_key.setdefault(key, []).append(index)
+                if view.tool_call_id:
+                    self.pairs[(view.tool_call_id, key)] += 1
+
+    def findings(self, effects: Effects, mutant: Mutant, settings: CheckSettings) -> list[Violation] | None:
+        """The mutant's findings (original clean), or None when the lemma does not cover the edit."""
+        views, calls = self.views, self.calls
+        lost_calls: Counter[str] = Counter()
+        lost_pairs: Counter[_ResultPair] = Counter()
+        for index in effects.deleted + effects.rewritten:
+            view = views[index]
+            if view.role == "assistant":
+                lost_calls.update(call.id for call in view.calls if call.id in calls.calls)
+            elif view.role == "tool" and view.tool_call_id:
+                lost_pairs[(view.tool_call_id, content_key(view.content))] += 1
+        new_calls: Counter[str] = Counter()
+        new_pairs: Counter[_ResultPair] = Counter()
+        for _, _, view in mutant.fresh:
+            if view.role == "assistant":
+                for call in view.calls:
+                    if call.id in calls.calls:
+                        if not self.uses[call.id]:
+                            return None  # a newly kept call: K grows
+                        new_calls[call.id] += 1
+            elif view.role == "tool" and view.tool_call_id:
+                new_pairs[(view.tool_call_id, content_key(view.content))] += 1
+        kept = _Counted(self.uses, lost_calls, new_calls)
+        results = _Counted(self.pairs, lost_pairs, new_pairs)
+        severity = settings.severity
+        found: list[tuple[int, Violation]] = []
+        fresh = mutant.fresh
+        if fresh:
+            positions = [position for position, _, _ in fresh]
+            small = window(mutant.original.format, positions, [message for _, message, _ in fresh],
+                           [view for _, _, view in fresh])
+            for number, (position, _, view) in enumerate(fresh):
+                found += [(position, violation) for violation in placed(
+                    judge_message(small, number, view, kept, calls, results, severity), positions)]
+        gone = {key for (result_id, key) in lost_pairs if (result_id, key) not in results}
+        stub = Loaded([], [], mutant.original.format)  # a tool message's judgment reads its view alone
+        for key in gone:
+            for index in self.by_key.get(key, ()):
+                kept_at = mutant.position(index)
+                if kept_at is None:
+                    continue  # deleted, or replaced by a new message (judged above)
+                found += [(kept_at, violation) for violation in placed(
+                    judge_message(stub, index, views[index], kept, calls, results, severity),
+                    {index: kept_at})]
+        found.sort(key=lambda item: item[0])
+        return [violation for _, violation in found]
+
+
+class _Recheck:
+    __slots__ = ("kept", "settings")
+
+    def __init__(self, kept: KeptCalls, settings: CheckSettings) -> None:
+        self.kept, self.settings = kept, settings
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        return self.kept.findings(effects, mutant, self.settings)
+
+
+def _recheck(pair: PairContext, check: Check, settings: CheckSettings,
+             found: list[Violation]) -> _Recheck | None:
+    facts = kept_call_facts(pair.facts)
+    if facts is None or found:
+        return None
+    return _Recheck(KeptCalls(pair.after.views, facts), settings)
+
+
 CHECK = Check(
     name=NAME,
-    key=CALL_FACTS_KEY,
+    key=KEY,
     conditions=(RENAMED, ARGUMENTS, RESULT_ID),
     find=find,
     summary="A call kept from before keeps its tool name and arguments, and its result its id.",
@@ -249,4 +461,6 @@ CHECK = Check(
     active=lambda contract: True,
     asks_for="kept-call rules (checks.tool_call_integrity)",
     enabled_by_default=False,
+    prepare=prepare,
+    recheck=_recheck,
 )

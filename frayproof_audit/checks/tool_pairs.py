@@ -15,13 +15,17 @@ from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
+    from frayproof_audit.loaded import Loaded
     from frayproof_audit.prepared import BeforeFacts
-    from frayproof_audit.snapshot import Loaded
+    from frayproof_audit.recheck.base import PairContext
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "tool_pair_integrity"
-ORPHAN = Condition("TP-ORPHAN", "Tool result answers no earlier assistant tool call.")
-UNANSWERED = Condition("TP-UNANSWERED", "Assistant tool call has no tool result after it.")
+ORPHAN = Condition("TP-ORPHAN", "Tool result answers no earlier assistant tool call.", repairable=True)
+UNANSWERED = Condition("TP-UNANSWERED", "Assistant tool call has no tool result after it.",
+                       repairable=True)
 ALLOW_PENDING = "allow_trailing_pending_call"
+PAIR_ROLES = frozenset({"assistant", "tool"})
 
 
 def find(
@@ -58,6 +62,51 @@ def find(
     return found
 
 
+class _Recheck:
+    """Mutation's re-check (O = original output, M = mutant; "clean" = no finding on O).
+
+    The check depends only on the ordered assistant/tool messages (roles, call and result ids)
+    and, with the trailing-pending allowance, on which message is the last non-tool one. So:
+    - an edit that only changes call arguments keeps every view: M's findings are O's, clean
+      or not;
+    - O clean: text or content-block edits and repeating a call in its own message (same id,
+      same message: answered or excused alike) change nothing; deleting messages that are
+      neither assistant nor tool keeps that subsequence, and the last non-tool message it may
+      change only excuses more; moving such messages to the end keeps it, and matters only
+      under the allowance;
+    - otherwise, O clean: the check judges each id on its own, so M's findings are those of the
+      ids the edit touches, on the messages carrying them and the tail (`recheck.local`).
+    """
+
+    __slots__ = ("allow_pending", "check", "contract", "found", "pair", "settings")
+
+    def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
+                 found: list[Violation]) -> None:
+        self.pair, self.check, self.settings, self.found = pair, check, settings, found
+        self.contract = pair.contract
+        self.allow_pending = bool(settings.option(ALLOW_PENDING))
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        if effects.only_arguments:
+            return self.found
+        if self.found:
+            return None
+        if self._unchanged(effects):
+            return self.found
+        return self.pair.carriers.id_local(self.check.find, effects, mutant, self.contract,
+                                           self.pair.facts, self.settings, with_tail=True)
+
+    def _unchanged(self, effects: Effects) -> bool:
+        roles = self.pair.roles
+        if effects.call_dropped or effects.swapped:
+            return False
+        if any(roles[i] in PAIR_ROLES for i in effects.deleted):
+            return False
+        # Text edits and repeated calls change nothing; moves matter only as said above.
+        return not (effects.moved_to_end and (
+            self.allow_pending or any(roles[i] in PAIR_ROLES for i in effects.moved_to_end)))
+
+
 CHECK = Check(
     name=NAME,
     key="tool_pairs",
@@ -65,4 +114,5 @@ CHECK = Check(
     find=find,
     summary="Every tool result answers an earlier call; every call is answered.",
     options=(Flag(ALLOW_PENDING, False),),
+    recheck=_Recheck,
 )

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import frayproof_audit.checks as registry
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.sources import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
@@ -28,13 +29,8 @@ from frayproof_audit.formats.otel import parse_messages
 from frayproof_audit.jsonio import compact
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
-from frayproof_audit.transcript.defects import PAIRING_CODES
 from frayproof_audit.transcript.loading import Transcript
 from frayproof_audit.transcript.repair import IrreparableError, repair_transcript
-
-REPAIR_FIXES = frozenset({"TP-ORPHAN", "TP-UNANSWERED", "UID-MULTI", "ST-TOOL-OUTSIDE",
-                          "ST-TOOL-NOID", "ST-EMPTY-ASSISTANT"}) | PAIRING_CODES
-"""Condition codes a transcript repair can make go away."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +50,8 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     the worker: repair reads them as they are (no copy) and never changes them."""
     violations = report.violations
     nothing = PairRepair((False,) * len(violations))
-    if not any(v.code in REPAIR_FIXES for v in violations):
+    fixes = registry.repairable_codes(registry.CHECKS)  # the conditions declared `repairable`
+    if not any(v.code in fixes for v in violations):
         return nothing
     fmt = get_format(after.format.name)
     if writer_of(fmt) is None:  # a format that cannot be written back is never repaired
@@ -69,7 +66,7 @@ def repair_pair(after_wire: Any, after: Loaded, before: Loaded, contract: Contra
     except (IrreparableError, InputError):
         return nothing
     remaining = Counter((v.code, v.tool_call_id) for v in again.violations)
-    flags = tuple(v.code in REPAIR_FIXES and not remaining[(v.code, v.tool_call_id)]
+    flags = tuple(v.code in fixes and not remaining[(v.code, v.tool_call_id)]
                   for v in violations)
     whole = not report.passed and again.passed and all(
         fixed for fixed, v in zip(flags, violations, strict=True) if v.severity == "error")

@@ -42,8 +42,8 @@ from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format
 from frayproof_audit.formats.auto import pair_format
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded
 
 T = TypeVar("T")
 

@@ -16,7 +16,9 @@ DETAIL_CAP = 15
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class ShownFinding:
+    """A finding as the page shows it: its place (`where`) written out."""
+
     check: str
     code: str | None
     severity: str
@@ -44,7 +46,7 @@ class PairDetail:
     errors: int
     warnings: int
     survived: int
-    findings: tuple[Finding, ...]
+    findings: tuple[ShownFinding, ...]
     more_findings: int
     survivors: tuple[Survivor, ...]
     more_survivors: int
@@ -77,9 +79,9 @@ def worst_pairs(pairs: pl.LazyFrame, findings: pl.LazyFrame, mutants: pl.LazyFra
         findings.join(keys, on=["run_id", "pair_id"], how="semi"),
         mutants.filter(pl.col("status") == "survived").join(keys, on=["run_id", "pair_id"], how="semi"),
     ])
-    by_pair_findings: dict[tuple[str, str], list[Finding]] = {}
+    by_pair_findings: dict[tuple[str, str], list[ShownFinding]] = {}
     for row in found.iter_rows(named=True):
-        by_pair_findings.setdefault((row["run_id"], row["pair_id"]), []).append(Finding(
+        by_pair_findings.setdefault((row["run_id"], row["pair_id"]), []).append(ShownFinding(
             row["check"], row["code"], row["severity"],
             _where(row["snapshot"], row["message_index"], row["tool_call_id"], row["pin"], row["rule"]),
             row["message"]))

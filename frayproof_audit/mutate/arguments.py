@@ -22,8 +22,8 @@ from typing import Any
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.jsonio import JSONProblem, loads_strict
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import call_arguments
-from frayproof_audit.snapshot import Loaded
 from frayproof_audit.toolargs.text import kind
 
 JSON_TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})

@@ -11,8 +11,8 @@ of the original output is ever modified; only the messages an edit changes are c
 forms give equal mutants whenever the output shares no mutable object between positions, which
 the runner checks before choosing the fast path.
 
-`effects` declares the change in the terms the incremental evaluator reasons about (see
-`Effects`). Edits work on neutral message dicts through `model`'s helpers only, so they are the
+`effects` declares the change in the terms the checks' re-checks reason about (see
+`recheck.mutant.Effects`). Edits work on neutral message dicts through `model`'s helpers only, so they are the
 same for every input format.
 """
 
@@ -40,58 +40,12 @@ from frayproof_audit.model import (
     without_block,
     without_call,
 )
+from frayproof_audit.recheck.mutant import Effects
 
 Segment = tuple[int, int] | list[dict[str, Any]]
 """An original range `(start, stop)` reused as is, or a list of new message dicts."""
 
 TextEdit = Callable[[str], str]
-
-
-@dataclass(frozen=True, slots=True)
-class Effects:
-    """What an edit changes, by original position. Every position not named is kept as it was,
-    in its original relative order. An edit that declares nothing (`Effects()`) is re-checked
-    in full by every check: the safe default for an edit the evaluator does not understand.
-
-    - `deleted`: messages removed.
-    - `text_edited`: messages replaced in place by a copy whose text parts alone differ.
-    - `call_dropped`: messages replaced in place by a copy with one call fewer (still present).
-    - `call_repeated`: messages replaced in place by a copy that repeats one of its calls.
-    - `moved_to_end`: messages moved behind the last one (a permutation).
-    - `swapped`: two messages exchanged (a permutation).
-    - `arguments_changed`: messages replaced in place by a copy in which one call's arguments
-      text alone differs (its id, name and type, the other calls and every other field kept),
-      so the copy's `MessageView` equals the original's.
-    - `block_edited`: messages replaced in place by a copy in which one content block (a
-      reasoning item or a thinking block) is dropped or replaced; the content stays a list, and
-      its role, calls, ids and every other field are kept.
-    """
-
-    deleted: tuple[int, ...] = ()
-    text_edited: tuple[int, ...] = ()
-    call_dropped: tuple[int, ...] = ()
-    call_repeated: tuple[int, ...] = ()
-    moved_to_end: tuple[int, ...] = ()
-    swapped: tuple[int, int] | None = None
-    arguments_changed: tuple[int, ...] = ()
-    block_edited: tuple[int, ...] = ()
-
-    @property
-    def declared(self) -> bool:
-        return bool(self.deleted or self.text_edited or self.call_dropped or self.call_repeated
-                    or self.moved_to_end or self.swapped or self.arguments_changed
-                    or self.block_edited)
-
-    @property
-    def rewritten(self) -> tuple[int, ...]:
-        """Positions replaced in place by a changed copy."""
-        return (self.text_edited + self.call_dropped + self.call_repeated + self.arguments_changed
-                + self.block_edited)
-
-    @property
-    def permutes(self) -> bool:
-        """Only reorders messages."""
-        return bool(self.moved_to_end or self.swapped) and not (self.deleted or self.rewritten)
 
 
 class Edit(Protocol):

@@ -6,9 +6,10 @@ mutants of a pair share: the output's views, identities and per-message dedupe c
 before facts. A mutant is a `Shape`: a layout of original ranges plus the few messages its edit
 changed, which alone are validated (by the snapshot's format) and hashed; it is assembled into
 a full snapshot only if some check must be rerun over all of it. The engine's own check
-functions then judge it; `incremental` decides which of them the edit can affect at all, and
-takes the others' findings from the original output (or reruns them on the few messages the
-edit can affect). The fast path changes what is rebuilt and rerun, never how anything is judged.
+functions then judge it; each check's re-check (asked by `incremental`) decides whether the edit
+can affect it at all, taking its findings from the original output otherwise (or rerunning it
+on the few messages the edit can affect). The fast path changes what is rebuilt and rerun,
+never how anything is judged.
 
 Correctness rests on two facts. (1) Views and identities are pure functions of a message's
 value, so a message reused unchanged has the view and identity it had in the output.
@@ -26,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import editable_parts
 from frayproof_audit.mutate.edits import Edit
 from frayproof_audit.mutate.incremental import IncrementalEvaluator
@@ -33,7 +35,6 @@ from frayproof_audit.mutate.operators import Candidate, Group
 from frayproof_audit.mutate.shape import Original, Shape
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report
-from frayproof_audit.snapshot import Loaded
 
 
 def shares_mutable_objects(wire: list[Any]) -> bool:
@@ -62,11 +63,10 @@ class SharedPair:
     __slots__ = ("evaluator", "original")
 
     def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
-        if _needs_identities(contract, facts):
-            identities: list[bytes | None] = [after.identity(i) for i in range(len(after))]
-        else:
-            identities = [after.known_identity(i) for i in range(len(after))]
-        self.original = Original(after.wire, after.views, after.format, identities)
+        # The identities known so far; a check whose mutants will look identities up has every
+        # one computed into this list once, by its re-check (`PairContext.keep_identities`).
+        self.original = Original(after.wire, after.views, after.format,
+                                 [after.known_identity(i) for i in range(len(after))])
         self.evaluator = IncrementalEvaluator(after, contract, facts, self.original)
 
     def shape(self, edit: Edit) -> Shape:
@@ -107,11 +107,3 @@ class SharedPair:
                 groups.append((Group(candidate, (candidate.site,)), mutant))
         return groups
 
-
-def _needs_identities(contract: Contract, facts: BeforeFacts) -> bool:
-    """Whether mutants will look identities up (then compute each original one once, here)."""
-    pins = contract.settings("pinned_content").enabled and any(
-        pin.role is not None for pin in contract.pins)
-    retain = contract.settings("retention").enabled and (
-        bool(facts.exchanges) or facts.latest_user is not None)
-    return pins or retain

@@ -5,8 +5,8 @@ A site finder reads a validated output snapshot (its neutral message dicts and t
 and returns one `Candidate` per eligible site: a label in the user's wire coordinates, a
 description and the `Edit` that would produce the mutant. Operators never build or modify
 message lists themselves, so the same candidates serve the copy-on-write fast path and the
-deep-copy reference path, and the edit's declared `effects` tell the incremental evaluator what
-it may skip. Identical mutants of one operator are merged by `dedupe` (the key is supplied by
+deep-copy reference path, and the edit's declared `effects` tell the checks' re-checks what
+they may skip. Identical mutants of one operator are merged by `dedupe` (the key is supplied by
 the path that builds the mutants); an operator with no candidate yields one skip entry.
 """
 
@@ -18,9 +18,12 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+import frayproof_audit.mutate.arguments as arguments
+from frayproof_audit.checks import pinned_content
 from frayproof_audit.contract import Contract
 from frayproof_audit.equivalence import EXACT, text_runs
 from frayproof_audit.errors import InputError
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import (
     INSTRUCTION_ROLES,
     edited_copy,
@@ -28,7 +31,6 @@ from frayproof_audit.model import (
     has_content,
     text_parts,
 )
-from frayproof_audit.mutate import arguments
 from frayproof_audit.mutate.edits import (
     AppendCallCopy,
     DeleteMessage,
@@ -51,7 +53,6 @@ from frayproof_audit.providers.blocks import (
     reasoning_positions,
     thinking_positions,
 )
-from frayproof_audit.snapshot import Loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +136,7 @@ def remove_pinned_text(after: Loaded, contract: Contract, facts: BeforeFacts) ->
     views = after.views
     parts = [text_parts(view.content) for view in views]
     found: list[Candidate] = []
-    for pin, pin_facts in zip(contract.pins, facts.pins, strict=True):
+    for pin, pin_facts in zip(contract.pins, pinned_content.pin_facts(facts), strict=True):
         if pin.contains is not None:
             literal = pin.contains
             if pin_facts.text_index is None:

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.engine import evaluate, localize
+from frayproof_audit.engine import evaluate, localize, prepare_before
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
+from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
@@ -44,11 +45,10 @@ from frayproof_audit.mutate.report import (
     MutantOutcome,
     MutationReport,
 )
-from frayproof_audit.prepared import BeforeFacts, prepare_before
+from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import (
     FormatLike,
-    Loaded,
     load_file,
     load_plain,
     resolve_format,

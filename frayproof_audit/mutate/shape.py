@@ -9,20 +9,19 @@ mutant's message classes. `loaded` builds the full snapshot only on first use (a
 be rerun over the whole mutant); that costs what the old per-mutant assembly cost.
 
 `Original` is what every shape of one output shares: views, identities, per-message classes
-for dedupe, their prefix hashes and the neighbour tables. It is built once per pair.
+for dedupe, their prefix hashes and the neighbour tables. It is built once per pair. A check's
+re-check reads both through the protocols of `recheck.mutant` (`Output`, `Mutant`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any, NamedTuple
+from typing import Any
 
 from frayproof_audit.jsonio import canonical
+from frayproof_audit.loaded import Loaded, MessageView
 from frayproof_audit.mutate.edits import Segment
-from frayproof_audit.snapshot import Loaded, MessageView
-
-Fresh = list[tuple[int, dict[str, Any], MessageView]]
-"""The new messages of a mutant: (position in the mutant, neutral message dict, view)."""
+from frayproof_audit.recheck.mutant import Fresh, Kept, New
 
 MODULUS = (1 << 61) - 1
 """A Mersenne prime: polynomial hashes of class sequences are taken modulo it."""
@@ -85,22 +84,6 @@ class Original:
         if length < len(self._powers):
             return self._powers[length]
         return pow(BASE, length, MODULUS)
-
-
-class Kept(NamedTuple):
-    """Original messages [start, stop), at `offset` in the mutant."""
-
-    offset: int
-    start: int
-    stop: int
-
-
-class New(NamedTuple):
-    """New messages with their views, at `offset` in the mutant."""
-
-    offset: int
-    messages: list[dict[str, Any]]
-    views: list[MessageView]
 
 
 class Shape:

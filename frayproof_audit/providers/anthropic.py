@@ -39,13 +39,13 @@ RESULT_ORPHAN = Rule(
     "before its user message",
     "messages.{n}.content.{m}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
     "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
-    "message.")
+    "message.", repairable=True)
 USE_UNANSWERED = Rule(
     "PV-ANTH-USE-UNANSWERED", "Tool use without a tool_result in the next message",
     "a `tool_use` id with no `tool_result` in the user message right after its message",
     "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
     "{id}. Each `tool_use` block must have a corresponding `tool_result` block in the next "
-    "message.")
+    "message.", repairable=True)
 THINKING_FIRST = Rule(
     "PV-ANTH-THINKING-FIRST", "Final assistant message of a thinking turn does not start with thinking",
     "the last assistant message has `tool_use` blocks, no user message follows it, its turn "

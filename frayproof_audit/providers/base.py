@@ -30,6 +30,9 @@ class Rule:
     trigger: str
     """When the rule fires, for the docs."""
     error: str
+    repairable: bool = False
+    """A transcript repair satisfies it: the rules about pairing calls with results (repair
+    answers, moves and drops results until each call is answered once, right after its turn)."""
 
     def text(self, **fields: Any) -> str:
         return self.error.format(**fields)

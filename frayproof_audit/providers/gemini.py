@@ -29,7 +29,7 @@ RESPONSE_COUNT = Rule(
     "number of responses than it has calls (a call turn followed by anything else, or last, "
     "has none), or a run of tool messages follows no call turn",
     "Please ensure that the number of function response parts is equal to the number of "
-    "function call parts of the function call turn.")
+    "function call parts of the function call turn.", repairable=True)
 CALL_POSITION = Rule(
     "PV-GEM-CALL-POSITION", "Function call turn not after a user turn or a function response turn",
     "an assistant message with calls whose previous message (system messages aside) is neither "

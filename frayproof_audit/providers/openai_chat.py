@@ -23,18 +23,19 @@ TOOL_ORPHAN = Rule(
     "a `tool` message whose nearest earlier non-tool message is not an assistant message with "
     "`tool_calls`",
     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-    "with 'tool_calls'.")
+    "with 'tool_calls'.", repairable=True)
 TOOL_UNKNOWN_ID = Rule(
     "PV-CHAT-TOOL-UNKNOWN-ID", "Tool message answers no call of the assistant message before it",
     "a `tool` message whose `tool_call_id` is not among the `tool_calls` of the assistant "
     "message its run of tool messages follows",
-    "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message.")
+    "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message.",
+    repairable=True)
 CALL_UNANSWERED = Rule(
     "PV-CHAT-CALL-UNANSWERED", "Tool call not answered by the tool messages right after it",
     "an assistant `tool_calls` id with no `tool` message in the run of tool messages directly "
     "after it",
     "An assistant message with 'tool_calls' must be followed by tool messages responding to "
-    "each 'tool_call_id'. The following tool_call_ids did not have response messages: {id}")
+    "each 'tool_call_id'. The following tool_call_ids did not have response messages: {id}", repairable=True)
 
 
 def judge(after: Loaded, prior: PriorFacts | None, allow_pending: bool) -> list[Found]:

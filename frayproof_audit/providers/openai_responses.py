@@ -24,11 +24,11 @@ from frayproof_audit.providers.blocks import block_site, reasoning_positions
 CALL_UNANSWERED = Rule(
     "PV-RESP-CALL-UNANSWERED", "Function call without a function_call_output after it",
     "a `function_call` whose `call_id` no later `function_call_output` answers",
-    "No tool output found for function call {id}.")
+    "No tool output found for function call {id}.", repairable=True)
 OUTPUT_ORPHAN = Rule(
     "PV-RESP-OUTPUT-ORPHAN", "Function call output without an earlier function_call",
     "a `function_call_output` whose `call_id` no earlier `function_call` has",
-    "No tool call found for function call output with call_id {id}.")
+    "No tool call found for function call output with call_id {id}.", repairable=True)
 REASONING_ALONE = Rule(
     "PV-RESP-REASONING-ALONE", "Reasoning item without the item it came with",
     "a `reasoning` item not directly followed by a model item (a message, a call or another "

@@ -36,20 +36,6 @@ CODE_SCHEMA = "TA-SCHEMA"
 CODE_NOT_JUDGED = "TA-NOT-JUDGED"
 """The call could not be judged within bounds (`budget`): never a pass."""
 
-RULE_OF_CODE = {
-    CODE_JSON: VALID_JSON,
-    CODE_NOT_OBJECT: VALID_JSON,
-    CODE_EMPTY: VALID_JSON,
-    CODE_MISSING: VALID_JSON,
-    CODE_NOT_STRING: VALID_JSON,
-    CODE_UNKNOWN_TOOL: UNKNOWN_TOOL,
-    CODE_REQUIRED: REQUIRED_FIELDS,
-    CODE_TYPE: ARG_TYPES,
-    CODE_DRIFT: NO_SCHEMA_DRIFT,
-    CODE_SCHEMA: SCHEMA,
-    CODE_NOT_JUDGED: SCHEMA,  # or no_schema_drift, when a top-level key's patternProperties runs out
-}
-
 AS_EMPTY_OBJECT = "as_empty_object"
 ERROR = "error"
 ARGUMENT_POLICIES = (AS_EMPTY_OBJECT, ERROR)

@@ -23,7 +23,7 @@ from typing import Any
 
 from frayproof_audit.loaded import Loaded, MessageView
 from frayproof_audit.model import ROLES, TEXT_BLOCK_TYPES
-from frayproof_audit.providers import provider_defects
+from frayproof_audit.providers import PROFILES, provider_defects
 
 FATAL = "FATAL"
 WASTEFUL = "WASTEFUL"
@@ -202,13 +202,11 @@ def empties(loaded: Loaded, order: Sequence[int]) -> dict[int, str]:
 
 # --------------------------------------------------------------------------- inspection
 
-PAIRING_CODES = frozenset({
-    "PV-CHAT-TOOL-ORPHAN", "PV-CHAT-TOOL-UNKNOWN-ID", "PV-CHAT-CALL-UNANSWERED",
-    "PV-ANTH-RESULT-ORPHAN", "PV-ANTH-USE-UNANSWERED", "PV-RESP-CALL-UNANSWERED",
-    "PV-RESP-OUTPUT-ORPHAN", "PV-GEM-RESPONSE-COUNT",
-})
+PAIRING_CODES = frozenset(rule.code for profile in PROFILES.values() for rule in profile.rules
+                          if rule.repairable)
 """Provider rules about pairing calls with results: the ones repair satisfies (it answers,
-moves and drops results until each call is answered once, right after its turn)."""
+moves and drops results until each call is answered once, right after its turn), as each
+rule declares (`providers.base.Rule.repairable`)."""
 ADJACENCY = frozenset({RESULT_OUTSIDE_BATCH})
 """Defects FATAL only where the profile enforces adjacency (Responses outputs may come later)."""
 
