@@ -301,8 +301,8 @@ class _Learner:
             f"{', '.join(inferred.left_out)}." if inferred.left_out else ""
         return (f"Tool schemas inferred by frayproof-audit from {inferred.calls} call(s) in "
                 f"{inferred.sessions} session(s) of the good befores, since no record carries tools: "
-                f"the JSON types, required fields and enums (few, repeated values) the calls show. Review them, or "
-                f"replace them with your agent's own definitions.{left}")
+                f"the JSON types, required fields and enums (few, repeated values) the calls show. "
+                f"Review them, or replace them with your agent's own definitions.{left}")
 
     # -- results
 
