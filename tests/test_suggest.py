@@ -51,7 +51,7 @@ def test_it_passes_every_good_pair_it_learned_from_and_the_held_out_ones(
     assert held_failures <= len(held) - needed(0.99, len(held))
     assert suggestion.learned.count == suggestion.learned.total == len(learned)
     assert suggestion.held_out is not None and suggestion.held_out.count == held_failures
-    assert suggestion.holdout_ok
+    assert suggestion.holdout_ok and suggestion.exit_code == 0
 
 
 @pytest.mark.parametrize("bug", sorted(BUGGY_COMPACTORS))

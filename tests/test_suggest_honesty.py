@@ -45,7 +45,9 @@ def test_a_contract_that_overfits_the_pairs_it_learned_from_says_so() -> None:
     assert found.rule("retain.recent_exchanges").value == 3
     assert found.held_out is not None
     assert (found.held_out.count, found.held_out.total) == (len(held), len(held))
-    assert not found.holdout_ok
+    assert not found.holdout_ok and found.exit_code == 1
+    assert f"HELD OUT: {len(held)}/{len(held)} false alarm(s) (100.00%, at most 1.00% promised): OVERFITS." \
+        in found.to_text().splitlines()
     assert "WARNING: more held-out false alarms than the support promises" in found.contract_text
     rule = found.rule("retain.recent_exchanges")
     assert rule.held_out_failures is not None and rule.held_out_failures.count == len(held)

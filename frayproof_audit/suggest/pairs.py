@@ -19,8 +19,8 @@ from typing import Any
 
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMAT_NAMES
-from frayproof_audit.model import Snapshot
 from frayproof_audit.snapshot import load_snapshot
+from frayproof_audit.suggest.facts import Facts, facts_of
 from frayproof_audit.toolargs.schemas import ToolSchema, tool_schemas
 
 _HOLDOUT_SALT = b"frayproof-audit suggest holdout\0"
@@ -47,8 +47,8 @@ class Pair:
     tools: tuple[ToolSchema, ...] | None
     """The record's own tool schemas (None: the record has no `tools`)."""
     tools_key: str | None
-    neutral_before: Snapshot
-    neutral_after: Snapshot
+    facts: Facts
+    """What suggest reads of the neutral messages (the snapshots themselves are not kept)."""
     digest: str
 
 
@@ -124,7 +124,7 @@ def _pair(index: int, record: Any, input_format: str, schemas: dict[str, tuple[T
     session = _text_id(record, "session_id")
     return Pair(index, key, session if session is not None else f"pair:{key}", compactor,
                 log_day(record.get("logged_at")), fmt, record["before"], record["after"], tools,
-                tools_key, neutral_before, neutral_after, digest)
+                tools_key, facts_of(neutral_before, neutral_after), digest)
 
 
 def _tools(value: Any, cache: dict[str, tuple[ToolSchema, ...]]

@@ -184,6 +184,27 @@ class Comparison:
     """Mutation of the sampled good pairs both contracts pass, (current, suggested)."""
     differences: tuple[Difference, ...]
 
+    def to_text(self) -> str:
+        """Side by side: false alarms, bite on the others, mutation per operator, differences."""
+        good, other = self.good_failures, self.other_failures
+        lines = [
+            f"COMPARED with {self.current} (current -> suggested):",
+            f"  good pairs failing (false alarms): {good[0].text()} -> {good[1].text()}",
+            f"  other pairs failing: {other[0].text()} -> {other[1].text()}",
+        ]
+        if self.mutation is not None:
+            current, suggested = self.mutation
+            lines.append(f"  mutation on {current.pairs} good pair(s): {_percent(current)} -> "
+                         f"{_percent(suggested)}")
+            for operator in suggested.operators:
+                before = current.operator(operator.name)
+                old = f"{before.caught}/{before.applicable}" if before is not None else "-"
+                lines.append(f"    {operator.name}: {old} -> {operator.caught}/{operator.applicable}")
+        for difference in self.differences:
+            lines.append(f"  {difference.path}: {_shown(difference.current)} -> "
+                         f"{_shown(difference.suggested)}")
+        return "\n".join(lines)
+
     def to_dict(self) -> dict[str, Any]:
         def pair(values: tuple[Any, Any]) -> dict[str, Any]:
             return {"current": values[0].to_dict(), "suggested": values[1].to_dict()}
@@ -195,6 +216,18 @@ class Comparison:
             "mutation": None if self.mutation is None else pair(self.mutation),
             "differences": [difference.to_dict() for difference in self.differences],
         }
+
+
+def _percent(score: MutationScore) -> str:
+    value = score.score_percent
+    return f"{score.caught}/{score.applicable} ({'not measured' if value is None else f'{value:.2f}%'})"
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:79] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +277,46 @@ class Suggestion:
         rate = None if self.held_out is None else self.held_out.rate
         return rate is None or rate <= self.config.allowed_false_alarms + 1e-12
 
+    @property
+    def exit_code(self) -> int:
+        """0, or 1 when the held-out false alarms break the support's promise (the contract
+        overfits): it is still written, but a command must not report success."""
+        return 0 if self.holdout_ok else 1
+
     def rule(self, key: str) -> RuleResult | None:
         return next((rule for rule in self.rules if rule.key == key), None)
+
+    def to_text(self) -> str:
+        """A terminal summary: the totals, then one line per rule (proposed first)."""
+        counts = self.counts
+        lines = [
+            f"SUGGESTED: {len(self.proposed)} rule(s) from {counts.learned} good pair(s) of "
+            f"{counts.sessions} session(s) ({self.config.good}); {counts.held_out} held out, "
+            f"{counts.others} other, {counts.unusable} unusable.",
+            f"LEARNED: the contract passes {self.learned.text()} of the pairs it learned from.",
+        ]
+        if self.held_out is not None:
+            verdict = "ok" if self.holdout_ok else "OVERFITS"
+            lines.append(f"HELD OUT: {self.held_out.count}/{self.held_out.total} false alarm(s) "
+                         f"({self.held_out.percent()}, at most {100 * self.config.allowed_false_alarms:.2f}% "
+                         f"promised): {verdict}.")
+        if self.others is not None:
+            lines.append(f"OTHERS: the contract fails {self.others.text()}.")
+        if self.mutation is not None:
+            score = self.mutation.score_percent
+            lines.append(f"MUTATION: {self.mutation.caught}/{self.mutation.applicable} caught "
+                         f"({'not measured' if score is None else f'{score:.2f}%'}) on "
+                         f"{self.mutation.pairs} good pair(s).")
+        for rule in sorted(self.rules, key=lambda rule: not rule.proposed):
+            if rule.proposed:
+                bite = ", ".join(f"{name} {share.percent()}" for name, share in
+                                 (("others", rule.bite_others), ("mutants", rule.bite_mutants))
+                                 if share is not None)
+                lines.append(f"RULE {rule.key} [{rule.label}]: support {rule.support.text()}"
+                             + (f"; bite {bite}" if bite else "") + ".")
+            else:
+                lines.append(f"NOT PROPOSED {rule.key}: {rule.why}")
+        return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {

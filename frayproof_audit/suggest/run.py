@@ -25,7 +25,7 @@ from frayproof_audit.mutate import OPERATORS
 from frayproof_audit.suggest import learn
 from frayproof_audit.suggest.compare import compare
 from frayproof_audit.suggest.config import SuggestConfig, SuggestError
-from frayproof_audit.suggest.facts import Facts, facts_of
+from frayproof_audit.suggest.facts import Facts
 from frayproof_audit.suggest.families import (
     ROLE_PIN_NAMES,
     Family,
@@ -70,7 +70,7 @@ def run_suggest(records: Iterable[Any], config: SuggestConfig) -> Suggestion:
     if not train:
         raise SuggestError(f"good selector {config.good!r}: no good pair to learn from ({len(pairs)} usable "
                            f"pair(s), {len(good)} good, {len(held)} held out)")
-    facts = {pair.index: facts_of(pair.neutral_before, pair.neutral_after) for pair in pairs}
+    facts = {pair.index: pair.facts for pair in pairs}
     learner = _Learner(config, judge, train, facts, records_have_tools=any(p.tools is not None for p in good))
     learner.fit()
     final = learner.final_contract()
