@@ -44,7 +44,21 @@ def _tools_in_after(facts: Facts) -> bool:
     return facts.after_has_tools
 
 
-def check_families(records_have_tools: bool, inferred: InferredTools | None) -> list[Family]:
+PROFILE_OF_FORMAT = {"anthropic": "anthropic", "openai-responses": "openai-responses", "gemini": "gemini"}
+"""The provider profile `provider_validity: true` judges a snapshot by (openai-chat otherwise)."""
+
+
+def profiles(formats: list[str]) -> str:
+    """Which profiles `provider_validity` uses on pairs of these formats, with their counts."""
+    counts: dict[str, int] = {}
+    for fmt in formats:
+        profile = PROFILE_OF_FORMAT.get(fmt, "openai-chat") if fmt != "auto" else "the detected format's"
+        counts[profile] = counts.get(profile, 0) + 1
+    return ", ".join(f"{profile} for {count} pair(s)" for profile, count in sorted(counts.items()))
+
+
+def check_families(records_have_tools: bool, inferred: InferredTools | None,
+                   formats: list[str]) -> list[Family]:
     families = [
         Family("checks.tool_pairs", "check", ("strict", "allow_trailing_pending_call: true"),
                (_check("tool_pairs", True), _check("tool_pairs", {"allow_trailing_pending_call": True})),
@@ -70,7 +84,8 @@ def check_families(records_have_tools: bool, inferred: InferredTools | None) -> 
                _tools_in_after),
         Family("checks.provider_validity", "check", ("strict", "allow_trailing_pending_call: true"),
                (_check("provider_validity", True),
-                _check("provider_validity", {"allow_trailing_pending_call": True}))),
+                _check("provider_validity", {"allow_trailing_pending_call": True})),
+               subject=profiles(formats)),
     ]
     return families
 

@@ -116,7 +116,7 @@ def explain(entry: Measured, total: int, min_support: float) -> str:
                 + ("; turned off, since it would otherwise stay on." if family.off else "."))
     if chosen > 0:
         lost = total - strongest.count
-        weaker = _WEAKER.get(key, "")
+        weaker = _WEAKER.get(key, "").format(subject=subject)
         return f"The {family.labels[0]} form would fail {lost} of the {total} good pairs.{weaker}"
     where = (f" It has something to check in {entry.evidence_pairs} good pair(s) of "
              f"{entry.evidence_sessions} session(s).") if family.evidence is not None else ""
@@ -137,8 +137,8 @@ _STRONGEST = {
                          "message is well-formed."),
     "checks.tool_call_integrity": ("Every call a good after keeps from before keeps its name and arguments, "
                                    "and its result still answers it."),
-    "checks.provider_validity": ("Every good after is a request its provider would accept (the profile of "
-                                 "each pair's format)."),
+    "checks.provider_validity": ("Every good after is a request its provider would accept, judged by the "
+                                 "profile of each pair's format ({subject})."),
     "tools:records": ("The records carry their agents' tools, and every call of the good afters matches "
                       "its schema."),
     "tools:inferred": ("No record carries tool schemas, so the schemas under `tools` are inferred from the "
@@ -155,7 +155,8 @@ _WEAKER = {
     "checks.tool_pairs": (" In those the last message's calls are still waiting for results, as when "
                           "compaction runs in the middle of a tool batch."),
     "checks.structure": " Those place an instruction (a summary, say) after the conversation began.",
-    "checks.provider_validity": " In those the last message's calls are still waiting for results.",
+    "checks.provider_validity": (" In those the last message's calls are still waiting for results. Each "
+                                 "pair is judged by the profile of its format ({subject})."),
     "pins.system-prompt": " Those keep the system prompt re-serialized (equivalence forgives only spelling).",
     "pins.developer-instructions": (" Those keep the developer message re-serialized (equivalence forgives "
                                     "only spelling)."),

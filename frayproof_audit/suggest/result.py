@@ -247,6 +247,12 @@ class Counts:
                 "sessions": self.sessions}
 
 
+def within_promise(false_alarms: Share | None, config: SuggestConfig) -> bool:
+    """Held-out false alarms at most `1 - min_support` (none measured: nothing broken)."""
+    rate = None if false_alarms is None else false_alarms.rate
+    return rate is None or rate <= config.allowed_false_alarms + 1e-12
+
+
 @dataclass(frozen=True, slots=True)
 class Suggestion:
     """A suggested contract and the evidence for each of its rules."""
@@ -274,8 +280,7 @@ class Suggestion:
     @property
     def holdout_ok(self) -> bool:
         """The held-out false-alarm rate is within what the support promises (1 - min_support)."""
-        rate = None if self.held_out is None else self.held_out.rate
-        return rate is None or rate <= self.config.allowed_false_alarms + 1e-12
+        return within_promise(self.held_out, self.config)
 
     @property
     def exit_code(self) -> int:

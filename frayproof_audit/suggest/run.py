@@ -39,10 +39,10 @@ from frayproof_audit.suggest.inferred_tools import InferredTools, infer_tools
 from frayproof_audit.suggest.judge import Judge
 from frayproof_audit.suggest.mutation import first_catchers, mutate, sample, score
 from frayproof_audit.suggest.pairs import Pair, held_out, prepare
-from frayproof_audit.suggest.result import Alternative, Counts, RuleResult, Share, Suggestion
+from frayproof_audit.suggest.result import Alternative, Counts, RuleResult, Share, Suggestion, within_promise
 from frayproof_audit.suggest.selector import parse_good
 from frayproof_audit.suggest.settings import Setting
-from frayproof_audit.suggest.texts import needed, pin_name, text_candidates
+from frayproof_audit.suggest.texts import TextCandidate, needed, pin_name, text_candidates
 from frayproof_audit.suggest.writer import contract_text, header
 
 
@@ -93,8 +93,8 @@ def run_suggest(records: Iterable[Any], config: SuggestConfig) -> Suggestion:
     if current is not None:
         comparison = compare(current, current_label, judge, good, others, failed, sampled, reports, final,
                              config.operators, config.max_mutants)
-    holdout_ok = held_share is None or (held_share.rate or 0.0) <= config.allowed_false_alarms + 1e-12
-    head = header(config, counts, learned, held_share, holdout_ok, other_share, mutation)
+    head = header(config, counts, learned, held_share, within_promise(held_share, config), other_share,
+                  mutation)
     text = contract_text(config, head, rules, learner.written(), learner.tools(), learner.tools_note())
     contract = parse_contract(text, "<suggested contract>")
     if contract.fingerprint != final.fingerprint:  # pragma: no cover - a bug in the writer
@@ -176,7 +176,8 @@ class _Learner:
         text_families = text_pin_families(candidates, names)
         self.texts = {family.key: family.subject for family in text_families}
         self.text_keys = set(self.texts)
-        families: list[Family] = [*check_families(self.records_have_tools, self.inferred),
+        formats = [pair.format for pair in train]
+        families: list[Family] = [*check_families(self.records_have_tools, self.inferred, formats),
                                   *role_pin_families(), *text_families, *retention_families()]
         self.entries = learn.evidence(families, train, self.facts)
         learn.measure(self.entries, train, self.judge)
@@ -186,7 +187,7 @@ class _Learner:
         self._retention()
         self._repair()
 
-    def _keep_widest_texts(self, candidates: Sequence[Any]) -> None:
+    def _keep_widest_texts(self, candidates: Sequence[TextCandidate]) -> None:
         """Of the supported texts, keep those no longer kept text contains, at most
         `max_text_pins` (most widely shared first), in the order they first appear."""
         by_key = {entry.family.key: entry for entry in self.entries}
