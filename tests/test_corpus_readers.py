@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.config import (
+from frayproof_audit.corpus.inputs.expansion import Source, SourceError, expand_inputs
+from frayproof_audit.corpus.inputs.shard_plan import plan
+from frayproof_audit.corpus.run.audit_config import (
     AuditConfig,
     ConfigError,
     FieldMap,
     load_fields_file,
     parse_field_specs,
 )
-from frayproof_audit.corpus.shards import plan
-from frayproof_audit.corpus.sources import Source, SourceError, expand_inputs
 from tests.corpus_support import (
     COMPACTORS,
     FAILING,
@@ -275,7 +275,7 @@ def test_config_validation() -> None:
 
 
 def test_jobs_minus_one_uses_only_the_workers_the_input_keeps_busy() -> None:
-    from frayproof_audit.corpus.executor import AUTO_BYTES_PER_WORKER, effective_jobs
+    from frayproof_audit.corpus.run.executor import AUTO_BYTES_PER_WORKER, effective_jobs
 
     assert effective_jobs(-1, 10, 1000) == 1  # small input: no pool at all
     assert effective_jobs(-1, 1, 10**12) == 1  # one shard: one worker

@@ -10,9 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus import audit, read_table, run, worker
-from frayproof_audit.corpus.shards import Shard
-from frayproof_audit.corpus.sources import Source
+from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.inputs.expansion import Source
+from frayproof_audit.corpus.inputs.shard_plan import Shard
+from frayproof_audit.corpus.run import audit_run as run
+from frayproof_audit.corpus.run import worker
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 
 _SOURCE = Source("in.jsonl", "jsonl", 1 << 20)

@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import read_table
-from frayproof_audit.corpus.config import ConfigError, FieldMap, load_fields_file
-from frayproof_audit.corpus.records import RecordProblem, parse_logged_at
-from frayproof_audit.corpus.sources import SourceError, display_path, expand_sources
-from frayproof_audit.corpus.tables import PAIRS_SCHEMA, TableBuilder
+from frayproof_audit.corpus.inputs.expansion import SourceError, display_path, expand_sources
+from frayproof_audit.corpus.inputs.record_fields import RecordProblem, parse_logged_at
+from frayproof_audit.corpus.run.audit_config import ConfigError, FieldMap, load_fields_file
+from frayproof_audit.corpus.store.arrow_tables import PAIRS_SCHEMA, TableBuilder
 from tests.helpers import REPO, CliResult, run_cli
 
 GOOD = b'{"before":[],"after":[]}'
@@ -418,7 +418,7 @@ def test_a_folder_without_permissions_stops_the_run(tmp_path: Path) -> None:
 
 
 def test_planning_reads_no_more_than_the_size_found_at_expansion(tmp_path: Path) -> None:
-    from frayproof_audit.corpus.shards import plan
+    from frayproof_audit.corpus.inputs.shard_plan import plan
 
     path = tmp_path / "grow.jsonl"
     path.write_bytes(GOOD + b"\n")

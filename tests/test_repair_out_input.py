@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from frayproof_audit.corpus.sources import REPAIRED_MARKER, expand_sources
+from frayproof_audit.corpus.inputs.expansion import REPAIRED_MARKER, expand_sources
 from tests.helpers import EXAMPLES, run_cli
 
 NIGHT = EXAMPLES / "corpus" / "2025-06-02" / "compactions.jsonl"

@@ -75,7 +75,7 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     if output_format == "parquet" and output is None:
         fail_input("--format parquet needs --output FILE", json_errors)
     # Polars (and matplotlib for charts): only this command needs them
-    from frayproof_audit.corpus.selection import Selection
+    from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.trends import render
     from frayproof_audit.trends.badge import badge as badge_json
     from frayproof_audit.trends.charts import write_chart

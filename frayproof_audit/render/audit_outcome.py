@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from frayproof_audit.checks import CHECKS
-from frayproof_audit.corpus.details import FindingRow, Record, RunDetails, run_details
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.summary import RunSummary
+from frayproof_audit.corpus.dataset.run_details import FindingRow, Record, RunDetails, run_details
+from frayproof_audit.corpus.run.summary import RunSummary
+from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.render.ci import (
     ERROR,
     FAILURE,

@@ -45,7 +45,7 @@ def outcome_of(result: object, context: RenderContext, limit: int, *, cases: boo
         return _of_report(result, context)
     if isinstance(result, MutationReport):
         return _of_mutation(result, context)
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.run.summary import RunSummary
 
     if isinstance(result, RunSummary):
         from frayproof_audit.render.audit_outcome import audit_outcome

@@ -16,7 +16,7 @@ commits:
 A run killed anywhere leaves only files no `runs` row lists; the next run with the same run id
 deletes them (its staging prefixes and any unlisted part files of that id) before it starts.
 Object stores have no locks, so before any of this a run takes the run id's lock object
-(`corpus/run_lock.py`: created only if absent, replaced when its holder is dead): a second audit
+(`corpus/store/run_lock.py`: created only if absent, replaced when its holder is dead): a second audit
 with the same run id stops with an error instead of deleting the first one's files, and a run
 checks it still holds the lock right before it commits. Runs with different ids never touch
 each other's files.
@@ -33,9 +33,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.run_lock import RunLock
-from frayproof_audit.corpus.store import (
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, empty
+from frayproof_audit.corpus.store.local_stage import (
     RUNS_FOLDER,
     STAGING,
     StoreError,
@@ -44,7 +44,7 @@ from frayproof_audit.corpus.store import (
     run_of_part,
     runs_name,
 )
-from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
+from frayproof_audit.corpus.store.run_lock import RunLock
 
 
 def write_object(fs: Any, path: str, table: pa.Table, metadata: dict[str, str]) -> None:

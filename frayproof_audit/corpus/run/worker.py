@@ -20,10 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus import heap
-from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.record_tools import RecordTools
-from frayproof_audit.corpus.records import (
+from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
     Meta,
     MissingField,
@@ -31,13 +28,16 @@ from frayproof_audit.corpus.records import (
     parse_json_record_sized,
     snapshot_sizes,
 )
-from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
-from frayproof_audit.corpus.shard_reader import Raw, read_shard
-from frayproof_audit.corpus.shards import Shard
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.store import stage_shard
-from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
-from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.corpus.inputs.shard_plan import Shard
+from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
+from frayproof_audit.corpus.run import heap
+from frayproof_audit.corpus.run.audit_config import FieldMap
+from frayproof_audit.corpus.run.pair_repair import repair_pair, write_repaired
+from frayproof_audit.corpus.run.record_tools import RecordTools
+from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
+from frayproof_audit.corpus.store.local_stage import stage_shard
+from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format

@@ -22,7 +22,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.shards import Shard, open_source
+from frayproof_audit.corpus.inputs.shard_plan import Shard, open_source
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256

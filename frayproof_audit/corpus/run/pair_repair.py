@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus.sources import REPAIRED_MARKER
+from frayproof_audit.corpus.inputs.expansion import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import get_format

@@ -20,9 +20,9 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.newlines import count_newlines
-from frayproof_audit.corpus.sources import Source, SourceError
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.inputs.expansion import Source, SourceError
+from frayproof_audit.corpus.inputs.newlines import count_newlines
 
 _SCAN_CHUNK = 4 * 1024 * 1024
 

@@ -21,7 +21,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.corpus.config import (
+from frayproof_audit.corpus.inputs.expansion import Source, expand_sources
+from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
+from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
+from frayproof_audit.corpus.run.audit_config import (
     DEFAULT_MAX_INPUT_ERROR_RATE,
     DEFAULT_MAX_MUTANTS_PER_PAIR,
     DEFAULT_MAX_RECORD_BYTES,
@@ -30,24 +33,21 @@ from frayproof_audit.corpus.config import (
     ConfigError,
     FieldMap,
 )
-from frayproof_audit.corpus.executor import (
+from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
     ClusterLost,
     Executor,
     WorkerLost,
     effective_jobs,
 )
-from frayproof_audit.corpus.incremental import Incremental, plan_incremental
-from frayproof_audit.corpus.shards import Shard, plan
-from frayproof_audit.corpus.sources import Source, expand_sources
-from frayproof_audit.corpus.store import Stage, StoreError, open_stage, output_location
-from frayproof_audit.corpus.summary import NotAudited, RunSummary
-from frayproof_audit.corpus.tables import file_metadata, runs_row
-from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
-from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
+from frayproof_audit.corpus.run.summary import NotAudited, RunSummary
+from frayproof_audit.corpus.run.tally import MAX_SAMPLES, Tally
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
+from frayproof_audit.corpus.store.arrow_tables import file_metadata, runs_row
+from frayproof_audit.corpus.store.local_stage import Stage, StoreError, open_stage, output_location
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.object_store import ObjectStage
+    from frayproof_audit.corpus.store.object_stage import ObjectStage
 
 _Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 

@@ -7,7 +7,7 @@ order give the same shards, the same part files and the same tables.
 What expansion promises, because a nightly job runs it unattended:
 
 * An input is a URI only when it starts with `scheme://` (`s3://bucket/logs/`, `gs://…`):
-  then it is read through fsspec (`corpus/location.py`), `file://` being a local path. Anything
+  then it is read through fsspec (`corpus/inputs/location.py`), `file://` being a local path. Anything
   else, colons included (`audit:2025-06-02/`), is a local path.
 * Inputs are regular files. A FIFO, a device or a socket would block or never end, so naming one
   is an error, and so is `-` (standard input is not read: save it to a file first).
@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from urllib.parse import unquote
 
-from frayproof_audit.corpus import location
+from frayproof_audit.corpus.inputs import location
 from frayproof_audit.errors import InputError
 
 KINDS = {
@@ -48,7 +48,7 @@ KINDS = {
 """File name endings we read, and the reader each one needs."""
 
 _NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
-# A dataset's own names (corpus/store.py); repeated here so expansion stays import-light.
+# A dataset's own names (corpus/store/local_stage.py); repeated here so expansion stays import-light.
 _LOCK = ".frayproof-audit.lock"
 _STAGING = "_staging"
 _RUNS = "runs"

@@ -46,12 +46,13 @@ from typing import IO, Any
 import orjson
 import pyarrow as pa
 
-from frayproof_audit.corpus import location, store
-from frayproof_audit.corpus.newlines import count_newlines
-from frayproof_audit.corpus.shard_reader import DECOMPRESS_ERRORS, decompressed
-from frayproof_audit.corpus.shards import Shard, Span, open_source
-from frayproof_audit.corpus.sources import Source, SourceError, kind_of
-from frayproof_audit.corpus.summary import HeldBack, Skipped
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.inputs.expansion import Source, SourceError, kind_of
+from frayproof_audit.corpus.inputs.newlines import count_newlines
+from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, open_source
+from frayproof_audit.corpus.inputs.shard_reader import DECOMPRESS_ERRORS, decompressed
+from frayproof_audit.corpus.run.summary import HeldBack, Skipped
+from frayproof_audit.corpus.store import local_stage as store
 
 _CHUNK = 4 * 1024 * 1024
 _PLAIN = "jsonl"

@@ -13,7 +13,7 @@ folder of a dead run (lock free) from one of a run still going. Locks vanish wit
 SIGKILL included.
 
 OUT is a local folder, or a URI of an object store (`s3://bucket/audit`), whose dataset is kept
-by `corpus/object_store.py` with the same layout and the same rule (a run exists once its `runs`
+by `corpus/store/object_stage.py` with the same layout and the same rule (a run exists once its `runs`
 row is written). A local OUT is written and read through Python file objects, so a path with a
 colon (`audit:2025-06-02`) is never taken for a URI; `file:///path` is the local path.
 A disk that fills up (or any other OSError) while
@@ -34,12 +34,12 @@ from typing import IO, TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, empty
 from frayproof_audit.errors import InputError
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.object_store import ObjectStage
+    from frayproof_audit.corpus.store.object_stage import ObjectStage
 
 STAGING = "_staging"
 LOGS_FOLDER = "_logs"
@@ -84,7 +84,7 @@ def open_stage(out: str | os.PathLike[str], run_id: str) -> Stage | ObjectStage:
     found = output_location(out)
     if isinstance(found, Path):
         return Stage(found, run_id)
-    from frayproof_audit.corpus.object_store import ObjectStage
+    from frayproof_audit.corpus.store.object_stage import ObjectStage
 
     return ObjectStage(found, run_id)
 
@@ -158,7 +158,7 @@ def stage_shard(
     that is a URI is written through fsspec: an object appears whole or not at all.
     """
     if isinstance(folder, str) and location.is_uri(folder):
-        from frayproof_audit.corpus.object_store import stage_objects
+        from frayproof_audit.corpus.store.object_stage import stage_objects
 
         return stage_objects(folder, run_id, ordinal, tables, metadata)
     written = []

@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frayproof_audit.corpus.config import STATS_BY
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.selection import (
+from frayproof_audit.corpus.dataset.selection import (
     Selection,
     SelectionError,
     active_conditions,
@@ -35,9 +33,11 @@ from frayproof_audit.corpus.selection import (
     runs_in,
     short,
 )
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.text_table import text_table
-from frayproof_audit.corpus.wilson import wilson_exprs
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.dataset.text_table import text_table
+from frayproof_audit.corpus.dataset.wilson import wilson_exprs
+from frayproof_audit.corpus.run.audit_config import STATS_BY
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from frayproof_audit.corpus.dataset_reader import read_table
+from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.errors import InputError
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import yaml
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
 from frayproof_audit.contract import YamlProblem, _Schema, parse_strict_yaml
-from frayproof_audit.corpus import location
+from frayproof_audit.corpus.inputs import location
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
@@ -223,7 +223,7 @@ class AuditConfig:
     for those backends: a cluster of `n_jobs` workers on this machine, started for the run)."""
     incremental: bool = False
     """Audit only what no other committed run with the same contract fingerprint audited
-    (`corpus/incremental.py`): the run of this run id, which this one replaces, never counts."""
+    (`corpus/inputs/incremental_plan.py`): the run of this run id, which this one replaces, never counts."""
 
     def __post_init__(self) -> None:
         if not self.inputs:

@@ -189,7 +189,7 @@ def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
 def warm_worker() -> int:
     """Import what auditing a shard needs, so the first real task does not pay for it (run on
     every Dask worker by `Executor.start`, and by `start_worker` in every loky worker)."""
-    import frayproof_audit.corpus.worker  # noqa: F401 - the import is the point
+    import frayproof_audit.corpus.run.worker  # noqa: F401 - the import is the point
 
     return os.getpid()
 

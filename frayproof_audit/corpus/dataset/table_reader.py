@@ -37,9 +37,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.sources import file_type
-from frayproof_audit.corpus.store import (
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.inputs.expansion import file_type
+from frayproof_audit.corpus.store.arrow_tables import (
+    PARTITIONED_TABLES,
+    SCHEMAS,
+    TABLES,
+    TABLES_SCHEMA_VERSION,
+    schema_of,
+)
+from frayproof_audit.corpus.store.local_stage import (
     RUNS_FOLDER,
     STAGING,
     StoreError,
@@ -47,13 +54,6 @@ from frayproof_audit.corpus.store import (
     output_location,
     run_of_part,
     runs_name,
-)
-from frayproof_audit.corpus.tables import (
-    PARTITIONED_TABLES,
-    SCHEMAS,
-    TABLES,
-    TABLES_SCHEMA_VERSION,
-    schema_of,
 )
 from frayproof_audit.errors import InputError
 
