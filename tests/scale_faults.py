@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from frayproof_audit.corpus.store import object_stage as object_store
-from frayproof_audit.corpus.store.local_stage import RUNS_FOLDER
+from frayproof_audit.corpus.store.layout import RUNS_FOLDER
 
 
 def kill_at_commit() -> None:

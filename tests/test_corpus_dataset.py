@@ -28,7 +28,8 @@ from frayproof_audit.corpus.store.arrow_tables import (
     TableBuilder,
     file_metadata,
 )
-from frayproof_audit.corpus.store.local_stage import STAGING, write_parquet
+from frayproof_audit.corpus.store.layout import STAGING
+from frayproof_audit.corpus.store.parquet_files import write_parquet
 from frayproof_audit.report import VIOLATION_FIELDS
 from tests.corpus_support import (
     MAX_RECORD_BYTES,

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import frayproof_audit.corpus.run.audit_run as corpus_run
 from frayproof_audit.corpus import read_table
 from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, audit_shard
-from frayproof_audit.corpus.store.local_stage import RUNS_FOLDER, runs_name
+from frayproof_audit.corpus.store.layout import RUNS_FOLDER, runs_name
 from tests.corpus_support import good_lines, line, record, write_contract, write_jsonl
 from tests.fault_entry import PAUSE_LINE
 from tests.helpers import EXAMPLES, REPO, run_cli

@@ -14,7 +14,7 @@ import fsspec
 import pytest
 
 from frayproof_audit.corpus.store import run_lock
-from frayproof_audit.corpus.store.local_stage import StoreError
+from frayproof_audit.corpus.store.layout import StoreError
 from frayproof_audit.corpus.store.run_lock import Holder, RunLock, RunLocked, process_running, process_start
 
 STAGING = "/ds/_staging"

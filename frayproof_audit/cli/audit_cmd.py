@@ -209,7 +209,7 @@ def audit_command(
         )
         from frayproof_audit.corpus.inputs.location import local_path
         from frayproof_audit.corpus.run.audit_run import new_run_id, run_audit  # heavy: only this command
-        from frayproof_audit.corpus.store.local_stage import LOGS_FOLDER
+        from frayproof_audit.corpus.store.layout import LOGS_FOLDER
 
         config = replace(config, run_id=config.run_id or new_run_id())
         meta = click.get_current_context().meta
@@ -229,7 +229,7 @@ def audit_command(
 
 
 def _label(exc: InputError) -> str:
-    from frayproof_audit.corpus.store.local_stage import StoreError
+    from frayproof_audit.corpus.store.layout import StoreError
 
     return "OUTPUT ERROR" if isinstance(exc, StoreError) else "INPUT ERROR"
 

@@ -46,7 +46,7 @@ from frayproof_audit.corpus.store.arrow_tables import (
     TABLES_SCHEMA_VERSION,
     schema_of,
 )
-from frayproof_audit.corpus.store.local_stage import (
+from frayproof_audit.corpus.store.layout import (
     RUNS_FOLDER,
     STAGING,
     StoreError,

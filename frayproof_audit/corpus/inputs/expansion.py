@@ -34,6 +34,7 @@ from fnmatch import fnmatchcase
 from urllib.parse import unquote
 
 from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.store.layout import LOCK, RUNS_FOLDER, STAGING
 from frayproof_audit.errors import InputError
 
 KINDS = {
@@ -48,12 +49,8 @@ KINDS = {
 """File name endings we read, and the reader each one needs."""
 
 _NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
-# A dataset's own names (corpus/store/local_stage.py); repeated here so expansion stays import-light.
-_LOCK = ".frayproof-audit.lock"
-_STAGING = "_staging"
-_RUNS = "runs"
 _PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
-_TABLE_FOLDERS = frozenset((_RUNS, "pairs", "findings", "mutants", _STAGING))
+_TABLE_FOLDERS = frozenset((RUNS_FOLDER, "pairs", "findings", "mutants", STAGING))
 _RUN_LOCK = re.compile(r"[^.].*\.lock")
 REPAIRED_MARKER = ".frayproof-audit-repaired"
 """Written into every `--repair-out` folder: the repaired snapshots in it are output, not logs."""
@@ -198,10 +195,10 @@ class _Expander:
         if folder not in self._roots:
             self._roots[folder] = (
                 _key(folder) in self.outputs
-                or os.path.isfile(os.path.join(folder, _LOCK))
+                or os.path.isfile(os.path.join(folder, LOCK))
                 or os.path.isfile(os.path.join(folder, REPAIRED_MARKER))
-                or _holds(os.path.join(folder, _STAGING), _RUN_LOCK)
-                or _holds(os.path.join(folder, _RUNS), _PART)
+                or _holds(os.path.join(folder, STAGING), _RUN_LOCK)
+                or _holds(os.path.join(folder, RUNS_FOLDER), _PART)
             )
         return self._roots[folder]
 
@@ -405,7 +402,7 @@ def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[So
     datasets = {
         path.rsplit("/", 2)[0] + "/"
         for path in infos
-        if path.rsplit("/", 2)[-2:-1] == [_RUNS] and _PART.fullmatch(path.rsplit("/", 1)[-1])
+        if path.rsplit("/", 2)[-2:-1] == [RUNS_FOLDER] and _PART.fullmatch(path.rsplit("/", 1)[-1])
     }
     sources = []
     for path, info in sorted(infos.items()):

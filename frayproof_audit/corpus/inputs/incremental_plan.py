@@ -52,7 +52,8 @@ from frayproof_audit.corpus.inputs.newlines import count_newlines
 from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, open_source
 from frayproof_audit.corpus.inputs.shard_reader import DECOMPRESS_ERRORS, decompressed
 from frayproof_audit.corpus.run.summary import HeldBack, Skipped
-from frayproof_audit.corpus.store import local_stage as store
+from frayproof_audit.corpus.store import layout
+from frayproof_audit.corpus.store.parquet_files import read_handle
 
 _CHUNK = 4 * 1024 * 1024
 _PLAIN = "jsonl"
@@ -377,14 +378,14 @@ _COLUMNS = ["contract_fingerprint", "sources"]
 def _runs_rows(out: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
     """(run id, file, its rows) of each committed `runs` file of `out` (the columns planning
     needs). A file that cannot be read, or is not a regular file, is a damaged dataset."""
-    found = store.output_location(out)
+    found = layout.output_location(out)
     read: list[tuple[str, str, list[dict[str, Any]]]] = []
     if not isinstance(found, str):
-        for run_id in store.committed_runs(found):
-            path = found / store.RUNS_FOLDER / store.runs_name(run_id)
+        for run_id in layout.committed_runs(found):
+            path = found / layout.RUNS_FOLDER / layout.runs_name(run_id)
             try:
                 with _open_regular(path, run_id) as handle:
-                    read.append((run_id, str(path), _read(store.read_handle(handle))))
+                    read.append((run_id, str(path), _read(read_handle(handle))))
             except FileNotFoundError:
                 continue  # replaced by a concurrent commit between listing and reading
             except (OSError, pa.ArrowException) as exc:
@@ -392,11 +393,11 @@ def _runs_rows(out: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
         return read
     fs, root = location.filesystem(found)
     fs.invalidate_cache()
-    for path in sorted(fs.glob(f"{root}/{store.RUNS_FOLDER}/part-*.parquet")):
+    for path in sorted(fs.glob(f"{root}/{layout.RUNS_FOLDER}/part-*.parquet")):
         run_id = path.rsplit("/", 1)[-1][len("part-") : -len(".parquet")]
         try:
             with fs.open(path, "rb") as handle:
-                read.append((run_id, path, _read(store.read_handle(handle))))
+                read.append((run_id, path, _read(read_handle(handle))))
         except FileNotFoundError:
             continue
         except (OSError, pa.ArrowException) as exc:
@@ -409,13 +410,13 @@ def _open_regular(path: Path, run_id: str) -> IO[bytes]:
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
-        raise store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): not a regular file")
+        raise layout.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): not a regular file")
     return os.fdopen(descriptor, "rb")
 
 
-def _damaged_file(path: str, run_id: str, exc: BaseException) -> store.StoreError:
+def _damaged_file(path: str, run_id: str, exc: BaseException) -> layout.StoreError:
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): {reason}")
+    return layout.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): {reason}")
 
 
 def _read(table: Any) -> list[dict[str, Any]]:
@@ -428,8 +429,8 @@ def _read(table: Any) -> list[dict[str, Any]]:
 
 def _entries(value: Any, run_id: str, where: str) -> list[Audited]:
     """A `runs.sources` value as entries; anything else is a damaged dataset naming `where`."""
-    def damaged(what: str) -> store.StoreError:
-        return store.StoreError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
+    def damaged(what: str) -> layout.StoreError:
+        return layout.StoreError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
 
     if value is None:
         return []

@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.inputs.expansion import Source, expand_sources
@@ -44,10 +43,10 @@ from frayproof_audit.corpus.run.summary import NotAudited, RunSummary
 from frayproof_audit.corpus.run.tally import MAX_SAMPLES, Tally
 from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
 from frayproof_audit.corpus.store.arrow_tables import file_metadata, runs_row
-from frayproof_audit.corpus.store.local_stage import Stage, StoreError, open_stage, output_location
-
-if TYPE_CHECKING:
-    from frayproof_audit.corpus.store.object_stage import ObjectStage
+from frayproof_audit.corpus.store.layout import StoreError, output_location
+from frayproof_audit.corpus.store.local_stage import Stage
+from frayproof_audit.corpus.store.object_stage import ObjectStage
+from frayproof_audit.corpus.store.staging import open_stage
 
 _Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 

@@ -36,8 +36,8 @@ from frayproof_audit.corpus.run.pair_repair import repair_pair, write_repaired
 from frayproof_audit.corpus.run.record_tools import RecordTools
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
-from frayproof_audit.corpus.store.local_stage import stage_shard
 from frayproof_audit.corpus.store.pair_status import PairStatus
+from frayproof_audit.corpus.store.staging import stage_shard
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format

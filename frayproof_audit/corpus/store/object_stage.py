@@ -1,4 +1,4 @@
-"""The dataset on an object store (`s3://`, `gs://`, `abfs://`): no rename, no lock, same promise.
+"""The dataset on an object store (`s3://`, `gs://`, `abfs://`): no rename, no flock, same promise.
 
 The layout is the local one (`OUT/<table>/log_date=D/part-<run_id>-<n>.parquet`, `OUT/runs/`),
 so DuckDB, Polars and `read_table` read it the same way, and so is the rule that makes a commit
@@ -35,15 +35,15 @@ import pyarrow.parquet as pq
 
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, empty
-from frayproof_audit.corpus.store.local_stage import (
+from frayproof_audit.corpus.store.layout import (
     RUNS_FOLDER,
     STAGING,
     StoreError,
     part_name,
-    read_handle,
     run_of_part,
     runs_name,
 )
+from frayproof_audit.corpus.store.parquet_files import read_handle
 from frayproof_audit.corpus.store.run_lock import RunLock
 
 
@@ -60,7 +60,7 @@ def stage_objects(
     tables: dict[str, dict[str, pa.Table]],
     metadata: Callable[[str], dict[str, str]],
 ) -> tuple[str, ...]:
-    """`store.stage_shard` for a staging prefix on an object store (runs in the worker)."""
+    """`staging.stage_shard` for a staging prefix on an object store (runs in the worker)."""
     fs, root = location.filesystem(folder)
     written = []
     for table, by_date in sorted(tables.items()):
