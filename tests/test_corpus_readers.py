@@ -16,14 +16,9 @@ from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.inputs.expansion import Source, SourceError, expand_inputs
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap, load_fields_file, parse_field_specs
 from frayproof_audit.corpus.inputs.shard_plan import plan
-from frayproof_audit.corpus.run.audit_config import (
-    AuditConfig,
-    ConfigError,
-    FieldMap,
-    load_fields_file,
-    parse_field_specs,
-)
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from tests.corpus_support import (
     COMPACTORS,
     FAILING,

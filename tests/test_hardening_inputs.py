@@ -27,8 +27,8 @@ import pytest
 
 from frayproof_audit.corpus import read_table
 from frayproof_audit.corpus.inputs.expansion import SourceError, display_path, expand_sources
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap, load_fields_file
 from frayproof_audit.corpus.inputs.record_fields import RecordProblem, parse_logged_at
-from frayproof_audit.corpus.run.audit_config import ConfigError, FieldMap, load_fields_file
 from frayproof_audit.corpus.store.arrow_tables import PAIRS_SCHEMA, TableBuilder
 from tests.helpers import REPO, CliResult, run_cli
 

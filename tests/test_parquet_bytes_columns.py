@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from frayproof_audit.corpus.inputs import shard_reader
 from frayproof_audit.corpus.inputs.expansion import Source
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import FieldReader
 from frayproof_audit.corpus.inputs.shard_plan import plan
 from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
-from frayproof_audit.corpus.run.audit_config import FieldMap
 
 JSON_COLUMNS = frozenset({"before", "after"})
 _text = st.text(st.characters(codec="utf-8"), max_size=40)

@@ -21,7 +21,8 @@ import polars as pl
 import pytest
 
 from frayproof_audit.corpus import audit, compute_stats, read_table
-from frayproof_audit.corpus.run.audit_config import AuditConfig, ConfigError
+from frayproof_audit.corpus.inputs.field_map import ConfigError
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from tests.corpus_support import MAX_RECORD_BYTES, good_lines, mixed_corpus, write_contract, write_jsonl
 from tests.helpers import REPO, run_cli
 

@@ -28,6 +28,7 @@ from frayproof_audit.cli.dataset_options import (
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, count
+from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
@@ -37,9 +38,6 @@ from frayproof_audit.corpus.run.audit_config import (
     FAIL_ON,
     STATS_BY,
     AuditConfig,
-    FieldMap,
-    load_fields_file,
-    parse_field_specs,
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render

@@ -16,13 +16,14 @@ from frayproof_audit.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from frayproof_audit.corpus.dataset.stats import Stats, compute_stats
     from frayproof_audit.corpus.dataset.table_reader import read_table
-    from frayproof_audit.corpus.run.audit_config import AuditConfig, FieldMap
+    from frayproof_audit.corpus.inputs.field_map import FieldMap
+    from frayproof_audit.corpus.run.audit_config import AuditConfig
     from frayproof_audit.corpus.run.audit_run import Progress, audit, run_audit
     from frayproof_audit.corpus.run.summary import RunSummary
 
 _LAZY = {
     "AuditConfig": "frayproof_audit.corpus.run.audit_config",
-    "FieldMap": "frayproof_audit.corpus.run.audit_config",
+    "FieldMap": "frayproof_audit.corpus.inputs.field_map",
     "Progress": "frayproof_audit.corpus.run.audit_run",
     "audit": "frayproof_audit.corpus.run.audit_run",
     "run_audit": "frayproof_audit.corpus.run.audit_run",

@@ -11,7 +11,7 @@ import math
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
-from frayproof_audit.corpus.run.audit_config import FieldMap
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import JSONProblem, compact, loads_strict, loads_strict_sized
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.inputs.expansion import Source, expand_sources
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
 from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
 from frayproof_audit.corpus.run.audit_config import (
@@ -29,8 +30,6 @@ from frayproof_audit.corpus.run.audit_config import (
     DEFAULT_MAX_RECORD_BYTES,
     DEFAULT_SHARD_BYTES,
     AuditConfig,
-    ConfigError,
-    FieldMap,
 )
 from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,

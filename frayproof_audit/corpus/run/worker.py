@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from frayproof_audit.contract import Contract
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
     Meta,
@@ -31,7 +32,6 @@ from frayproof_audit.corpus.inputs.record_fields import (
 from frayproof_audit.corpus.inputs.shard_plan import Shard
 from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.run import heap
-from frayproof_audit.corpus.run.audit_config import FieldMap
 from frayproof_audit.corpus.run.pair_repair import repair_pair, write_repaired
 from frayproof_audit.corpus.run.record_tools import RecordTools
 from frayproof_audit.corpus.run.tally import Tally
