@@ -43,7 +43,7 @@ class CrashOn:
     once: bool = False
 
     def __call__(self, task: ShardTask) -> ShardResult:
-        if self.needle in task.shard.source.path and (not self.once or task.attempt == 1):
+        if self.needle in task.shard.file.path and (not self.once or task.attempt == 1):
             Path(self.record_dir, f"{task.shard.ordinal}.{task.attempt}").touch()
             os._exit(DIED)
         return worker.audit_shard(task)

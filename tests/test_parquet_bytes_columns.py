@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus.inputs import shard_reader
-from frayproof_audit.corpus.inputs.expansion import Source
+from frayproof_audit.corpus.inputs.expansion import InputFile
 from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import FieldReader
 from frayproof_audit.corpus.inputs.shard_plan import plan
@@ -23,7 +23,7 @@ _text = st.text(st.characters(codec="utf-8"), max_size=40)
 
 
 def _read(path: Path, json_columns: frozenset[str]) -> list[Raw]:
-    source = Source(str(path), "parquet", path.stat().st_size)
+    source = InputFile(str(path), "parquet", path.stat().st_size)
     rows: list[Raw] = []
     for shard in plan((source,), 1 << 20):
         rows.extend(read_shard(shard, 1 << 20, None, json_columns))

@@ -155,7 +155,7 @@ def _shown(value: str) -> str:
 
 
 def _shown_path(path: str) -> str:
-    """A path as printable text: bytes that are not UTF-8 as `\\xNN` (see sources.display_path)."""
+    """A path as printable text: bytes that are not UTF-8 as `\\xNN` (see expansion.display_path)."""
     if is_unicode_text(path):
         return path
     try:

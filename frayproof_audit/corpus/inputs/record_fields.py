@@ -123,7 +123,7 @@ def lookup(record: dict[str, Any], path: str) -> Any:
 
 
 class FieldReader:
-    """Reads the mapped fields of records from one source (its Hive folder values as fallback)."""
+    """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 
     __slots__ = ("_fields", "_hive", "_nested", "_paths", "default_format")
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.corpus.inputs.expansion import Source, expand_sources
+from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
 from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
@@ -134,18 +134,18 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_sources(config.inputs, config.out, config.repair_folder)
-    sources = expanded.sources
+    expanded = expand_inputs(config.inputs, config.out, config.repair_folder)
+    files = expanded.files
     if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
-        sources = tuple(source.absolute() for source in sources)
-    executor: _Executor = Executor(config.backend, _estimated_jobs(config, sources), config.scheduler)
+        files = tuple(file.absolute() for file in files)
+    executor: _Executor = Executor(config.backend, _estimated_jobs(config, files), config.scheduler)
     try:
         executor.start()  # loky workers start (and import the engine) while the parent plans
         incremental: Incremental | None = None
         if config.incremental:
-            incremental = plan_incremental(sources, config.out, contract.fingerprint, run_id)
-            sources = incremental.sources
-        shards = plan(sources, config.shard_bytes, incremental.spans if incremental else None)
+            incremental = plan_incremental(files, config.out, contract.fingerprint, run_id)
+            files = incremental.files
+        shards = plan(files, config.shard_bytes, incremental.spans if incremental else None)
         executor.n_jobs = _jobs(config, shards)
         stage = open_stage(config.out, run_id)
         try:
@@ -256,10 +256,10 @@ def dispatch_order(shards: Sequence[Shard]) -> list[Shard]:
     return sorted(shards, key=lambda shard: -shard.weight)
 
 
-def _estimated_jobs(config: AuditConfig, sources: tuple[Source, ...]) -> int:
+def _estimated_jobs(config: AuditConfig, files: tuple[InputFile, ...]) -> int:
     """`_jobs` before planning, from file sizes alone (what starting the pool early needs)."""
-    tasks = sum(max(1, -(-source.size // config.shard_bytes)) for source in sources)
-    return effective_jobs(config.n_jobs, tasks, sum(source.size for source in sources))
+    tasks = sum(max(1, -(-file.size // config.shard_bytes)) for file in files)
+    return effective_jobs(config.n_jobs, tasks, sum(file.size for file in files))
 
 
 def _jobs(config: AuditConfig, shards: tuple[Shard, ...]) -> int:

@@ -155,11 +155,11 @@ class _Auditor:
         self.tally = Tally()
         self.tools = RecordTools()
         self.repaired: list[bytes] = []
-        source = self.shard.source
-        self.parquet = source.kind == "parquet"
+        file = self.shard.file
+        self.parquet = file.kind == "parquet"
         self.label = "row" if self.parquet else "line"
         self.reader = FieldReader(
-            self.settings.fields, source.hive, self.parquet, self.settings.input_format
+            self.settings.fields, file.hive, self.parquet, self.settings.input_format
         )
         self.paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
         self.mutate_pair: Any = None
@@ -228,7 +228,7 @@ class _Auditor:
         pair_id = meta.pair_id if meta is not None else None
         return log_date, {
             "run_id": self.settings.run_id,
-            "pair_id": pair_id or f"{self.shard.source.path}:{raw.row}",
+            "pair_id": pair_id or f"{self.shard.file.path}:{raw.row}",
             "compactor": meta.compactor if meta is not None else None,
             "logged_at": logged_at,
             "logged_at_missing": logged_at is None,
@@ -236,9 +236,9 @@ class _Auditor:
 
     def _input_error(self, raw: Raw, meta: Meta | None, problem: str) -> None:
         log_date, row = self._base(raw, meta)
-        reason = f"{self.shard.source.path} {self.label} {raw.row}: {problem}"
+        reason = f"{self.shard.file.path} {self.label} {raw.row}: {problem}"
         row.update(
-            source=self.shard.source.path,
+            source=self.shard.file.path,
             source_row=raw.row,
             session_id=meta.session_id if meta is not None else None,
             format=meta.format if meta is not None else None,
@@ -252,11 +252,11 @@ class _Auditor:
 
     def _engine_error(self, raw: Raw, exc: Exception) -> None:
         """The record's row when auditing it raised: no meta (reading it may be what failed)."""
-        reason = f"{self.shard.source.path} {self.label} {raw.row}: {describe_exception(exc)}"
+        reason = f"{self.shard.file.path} {self.label} {raw.row}: {describe_exception(exc)}"
         row = {
             "run_id": self.settings.run_id,
-            "pair_id": f"{self.shard.source.path}:{raw.row}",
-            "source": self.shard.source.path,
+            "pair_id": f"{self.shard.file.path}:{raw.row}",
+            "source": self.shard.file.path,
             "source_row": raw.row,
             "status": PairStatus.ENGINE_ERROR,
             "engine_error": reason,
@@ -281,7 +281,7 @@ class _Auditor:
         status = PairStatus.PASS if report.passed else PairStatus.FAIL
         pair = dict(
             base,
-            source=self.shard.source.path,
+            source=self.shard.file.path,
             source_row=raw.row,
             session_id=meta.session_id,
             format=pair_format(before, after),  # the detected one under `auto`

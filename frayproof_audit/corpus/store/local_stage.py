@@ -186,10 +186,10 @@ class Stage:
                         if run_of_part(path.name) == self.run_id:
                             path.unlink()
                 for relative in sorted(self.staged):
-                    source, target = self.folder / relative, self.out / relative
-                    _fsync(source)
+                    staged, target = self.folder / relative, self.out / relative
+                    _fsync(staged)
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(source, target)
+                    os.replace(staged, target)
                     moved.append(target)
                 write_parquet(runs_row, temporary, meta)
                 _fsync(temporary)
