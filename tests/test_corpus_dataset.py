@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.dataset.table_reader import committed_files
+from frayproof_audit.corpus.dataset.checked_files import committed_files
 from frayproof_audit.corpus.store.arrow_tables import (
     FINDINGS_SCHEMA,
     SCHEMAS,

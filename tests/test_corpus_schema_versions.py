@@ -19,8 +19,8 @@ from polars.testing import assert_frame_equal
 
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
+from frayproof_audit.corpus.dataset.checked_files import committed_files
 from frayproof_audit.corpus.dataset.selection import MixedContracts
-from frayproof_audit.corpus.dataset.table_reader import committed_files
 from frayproof_audit.corpus.store.arrow_tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
 

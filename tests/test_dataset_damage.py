@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_files
 from frayproof_audit.corpus.dataset.run_details import run_details
-from frayproof_audit.corpus.dataset.table_reader import DatasetError, committed_files
 from frayproof_audit.corpus.store.arrow_tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION, schema_of
 from tests import test_scale
 from tests.corpus_support import good_lines, write_contract, write_jsonl

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.dataset.table_reader import DatasetChanged, committed_files
+from frayproof_audit.corpus.dataset.checked_files import DatasetChanged, committed_files
 from frayproof_audit.corpus.store.layout import LOCK, LOGS_FOLDER, STAGING
 from frayproof_audit.corpus.store.parquet_files import read_handle
 from frayproof_audit.report import (

@@ -320,7 +320,7 @@ def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
 
 def test_a_damaged_dataset_on_s3_is_an_input_error_naming_the_file(
         tmp_path: Path, s3: dict[str, str]) -> None:
-    from frayproof_audit.corpus.dataset.table_reader import DatasetError, committed_files
+    from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_files
     from frayproof_audit.corpus.inputs import location
 
     out = "s3://audit/damaged"
@@ -366,7 +366,7 @@ def test_incremental_runs_on_s3_rerun_rotate_and_a_damaged_runs_file(
     fs.pipe_file(runs_object, b"PAR1" + b"garbage" * 40)
     done = _s3_cli(s3, "audit", "s3://logs/inc", "--contract", contract, "--out", out, "--run-id", "n3",
                    "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2)
-    expected = f"OUTPUT ERROR: damaged dataset: cannot read '{runs_object}' (run 'n1'): "
+    expected = f"INPUT ERROR: damaged dataset: cannot read '{runs_object}' (run 'n1'): "
     assert done.stderr.startswith(expected), done.stderr
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frayproof_audit.corpus.dataset.table_reader import read_run_files
+from frayproof_audit.corpus.dataset.checked_files import read_run_files
 from frayproof_audit.corpus.inputs.expansion import kind_of
 from frayproof_audit.corpus.store.pair_status import PairStatus
 

@@ -30,30 +30,24 @@ run starts at them. A compressed input is never appended to: its last line is co
 Hashing reads every input once more (at disk or network speed, far below the cost of auditing);
 a changed input is read a second time when other names' entries are left unclaimed, and a new
 compressed one is then decompressed once, on its first night. A damaged `runs` file or `sources`
-value is a `StoreError` naming the file (exit 2).
+value is a `DatasetError` naming the file (exit 2), as it is for every reader of the dataset.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
-import pyarrow as pa
 
-from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_runs_rows
 from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, kind_of, open_input
 from frayproof_audit.corpus.inputs.newlines import count_newlines
 from frayproof_audit.corpus.inputs.shard_plan import Shard, Span
 from frayproof_audit.corpus.inputs.shard_reader import DECOMPRESS_ERRORS, decompressed
 from frayproof_audit.corpus.run.summary import HeldBack, Skipped
-from frayproof_audit.corpus.store import layout
-from frayproof_audit.corpus.store.parquet_files import read_handle
 
 _CHUNK = 4 * 1024 * 1024
 _PLAIN = "jsonl"
@@ -361,76 +355,25 @@ def _gaps(cover: list[Audited], end: int | None, end_line: int) -> tuple[tuple[S
 # --- reading what other runs audited --------------------------------------------------------------
 
 def earlier_audits(out: str, fingerprint: str, run_id: str | None = None) -> list[Audited]:
-    """The entries of every committed run with `fingerprint` but `run_id`, by run id."""
+    """The entries of every committed run with `fingerprint` but `run_id`, by run id. Each
+    `runs` file is read and checked by `dataset.checked_files`, as every reader of a dataset
+    reads it: a damaged one is the same `DatasetError` naming it."""
     entries: list[Audited] = []
-    for owner, where, rows in _runs_rows(out):
-        if owner == run_id:
+    for owner, where, row in committed_runs_rows(out, _COLUMNS):
+        if owner == run_id or "sources" not in row:  # no `sources`: written before incremental runs
             continue
-        for row in rows:
-            if row.get("contract_fingerprint") == fingerprint:
-                entries.extend(_entries(row.get("sources"), owner, where))
+        if row.get("contract_fingerprint") == fingerprint:
+            entries.extend(_entries(row["sources"], owner, where))
     return entries
 
 
-_COLUMNS = ["contract_fingerprint", "sources"]
-
-
-def _runs_rows(out: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(run id, file, its rows) of each committed `runs` file of `out` (the columns planning
-    needs). A file that cannot be read, or is not a regular file, is a damaged dataset."""
-    found = layout.output_location(out)
-    read: list[tuple[str, str, list[dict[str, Any]]]] = []
-    if not isinstance(found, str):
-        for run_id in layout.committed_runs(found):
-            path = found / layout.RUNS_FOLDER / layout.runs_name(run_id)
-            try:
-                with _open_regular(path, run_id) as handle:
-                    read.append((run_id, str(path), _read(read_handle(handle))))
-            except FileNotFoundError:
-                continue  # replaced by a concurrent commit between listing and reading
-            except (OSError, pa.ArrowException) as exc:
-                raise _damaged_file(str(path), run_id, exc) from None
-        return read
-    fs, root = location.filesystem(found)
-    fs.invalidate_cache()
-    for path in sorted(fs.glob(f"{root}/{layout.RUNS_FOLDER}/part-*.parquet")):
-        run_id = path.rsplit("/", 1)[-1][len("part-") : -len(".parquet")]
-        try:
-            with fs.open(path, "rb") as handle:
-                read.append((run_id, path, _read(read_handle(handle))))
-        except FileNotFoundError:
-            continue
-        except (OSError, pa.ArrowException) as exc:
-            raise _damaged_file(path, run_id, exc) from None
-    return read
-
-
-def _open_regular(path: Path, run_id: str) -> IO[bytes]:
-    """`path` opened for reading, refused when it is not a regular file (a FIFO would block)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise layout.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): not a regular file")
-    return os.fdopen(descriptor, "rb")
-
-
-def _damaged_file(path: str, run_id: str, exc: BaseException) -> layout.StoreError:
-    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return layout.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): {reason}")
-
-
-def _read(table: Any) -> list[dict[str, Any]]:
-    names = [name for name in _COLUMNS if name in table.column_names]
-    if "sources" not in names:
-        return []  # written before incremental runs existed
-    rows: list[dict[str, Any]] = table.select(names).to_pylist()
-    return rows
+_COLUMNS = ("contract_fingerprint", "sources")
 
 
 def _entries(value: Any, run_id: str, where: str) -> list[Audited]:
     """A `runs.sources` value as entries; anything else is a damaged dataset naming `where`."""
-    def damaged(what: str) -> layout.StoreError:
-        return layout.StoreError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
+    def damaged(what: str) -> DatasetError:
+        return DatasetError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
 
     if value is None:
         return []
