@@ -12,7 +12,6 @@ skipped). Parquet shards are runs of whole row groups. The plan depends only on 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -23,13 +22,6 @@ from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, o
 from frayproof_audit.corpus.inputs.newlines import count_newlines
 
 _SCAN_CHUNK = 4 * 1024 * 1024
-
-
-def open_local(path: str) -> pa.NativeFile:
-    """An Arrow file for a local path. Arrow readers given a string infer a URI from it
-    (`in:1/x.parquet` is "filesystem `in`"), so every Arrow read goes through an open file;
-    the name is passed as bytes so names that are not UTF-8 open too."""
-    return pa.OSFile(os.fsencode(path))
 
 
 @dataclass(frozen=True, slots=True)

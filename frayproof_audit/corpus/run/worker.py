@@ -6,8 +6,8 @@ engine_error` naming the exception and where it was raised, and the shard goes o
 record. Anything else unexpected (a reader that raised) ends the shard with an `error` value, and
 the run reports the shard as not audited. A staging folder that cannot be written (a full disk)
 is a `fault` value: the parent stops the run. A worker that dies outright (killed, out of memory)
-cannot return anything: it leaves its in-flight marker behind, which is how the parent knows
-which shards to retry.
+cannot return anything: the executor knows which shards it had handed that worker
+(`executor.WorkerLost.in_flight`), and the parent retries those, each alone, once.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ class _Auditor:
         self.paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
         self.mutate_pair: Any = None
         if self.settings.mutate:
-            from frayproof_audit.mutate import mutate_pair
+            from frayproof_audit.mutate import mutate_pair  # only runs that mutate pay for it
 
             self.mutate_pair = mutate_pair
 
