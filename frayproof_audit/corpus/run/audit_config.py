@@ -37,17 +37,14 @@ as without a budget, while a record of hundreds of thousands of messages costs a
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-@dataclass(frozen=True, slots=True)
-class AuditConfig:
-    """Every option of one audit run. Build it, call `run_audit(config)`; nothing else is read."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What a run does, however it is started: the options `AuditConfig` (what the CLI builds)
+    and `audit()` (the library's keywords, `audit_run.AuditKeywords`) share, each written here
+    once with its type and default. `AuditConfig` checks them."""
 
-    inputs: tuple[str, ...]
-    out: str
-    contract: str | None = None
-    n_jobs: int = -1
     backend: str = "loky"
     run_id: str | None = None
-    fields: FieldMap = field(default_factory=FieldMap)
     mutate: bool = True
     operators: tuple[str, ...] | None = None
     input_format: str | None = None
@@ -71,6 +68,19 @@ class AuditConfig:
     incremental: bool = False
     """Audit only what no other committed run with the same contract fingerprint audited
     (`corpus/inputs/incremental_plan.py`): the run of this run id, which this one replaces, never counts."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditConfig(RunOptions):
+    """Every option of one audit run: the `RunOptions`, and the inputs, OUT, the contract, the
+    number of jobs and the field mapping. Build it, call `run_audit(config)`; nothing else is
+    read."""
+
+    inputs: tuple[str, ...]
+    out: str
+    contract: str | None = None
+    n_jobs: int = -1
+    fields: FieldMap = field(default_factory=FieldMap)
 
     def __post_init__(self) -> None:
         if not self.inputs:
