@@ -5,6 +5,11 @@ mutants (docs/tables.md), plus the stats computed over it.
 `frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. Everything is
 imported on first use: the single-pair commands must not pay for Polars, pyarrow and joblib,
 and every worker start pays for what this package imports.
+
+Four rooms: `inputs/` (what a run reads: locations, expansion, shards, records, the incremental
+plan), `run/` (a run: options, executor, worker, tallies, summary), `store/` (where rows go: the
+table schemas, the dataset's layout, staging and commit) and `dataset/` (a committed dataset
+read back: checked files, `read_table`, selection, statistics, one run's details).
 """
 
 from __future__ import annotations

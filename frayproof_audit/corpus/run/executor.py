@@ -3,7 +3,7 @@
 An `Executor` is three verbs: `submit(function, shared, tasks)`, `completed()` (results as they
 finish, each carrying its own key, so order never matters) and, when a worker vanishes, the
 `WorkerLost` that `completed()` raises, naming the tasks that were in flight (or `ClusterLost`
-when no worker is left at all). The caller's retry policy (`run._execute`: each lost task once
+when no worker is left at all). The caller's retry policy (`audit_run._execute`: each lost task once
 more, alone, then given up) is therefore the same on every backend, and needs no shared
 filesystem: the executor itself knows which tasks it handed out and which came back, because
 it hands out at most `IN_FLIGHT_PER_WORKER` tasks per worker ahead of the results (one running,

@@ -54,7 +54,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
     _f("format", pa.string()),
-    _f("status", pa.string(), False),  # a corpus.status.PairStatus value
+    _f("status", pa.string(), False),  # a store.pair_status.PairStatus value
     _f("errors", pa.int32()),
     _f("warnings", pa.int32()),
     _f("input_error", pa.string()),
