@@ -331,8 +331,8 @@ import os, sys, time
 sys.path.insert(0, sys.argv[2])
 from benchmarks.bench_audit import children_cpu
 import frayproof_audit.cli  # what an audit's process has imported when it starts its pool
-import frayproof_audit.corpus.run
-from frayproof_audit.corpus.executor import Executor
+import frayproof_audit.corpus.run.audit_run
+from frayproof_audit.corpus.run.executor import Executor
 from benchmarks.pool_probe import worker_state
 jobs = int(sys.argv[1])
 before = time.process_time()
@@ -435,7 +435,7 @@ def _fastest(runs: list[Measured]) -> Measured:
 _ARROW_PEAK = """
 import sys
 import pyarrow as pa, pyarrow.parquet as pq
-from frayproof_audit.corpus.shard_reader import _BUFFER, batch_rows
+from frayproof_audit.corpus.inputs.shard_reader import _BUFFER, batch_rows
 parquet = pq.ParquetFile(open(sys.argv[1], "rb"), pre_buffer=False, buffer_size=_BUFFER)
 for group in range(parquet.metadata.num_row_groups):
     meta = parquet.metadata.row_group(group)

@@ -55,7 +55,7 @@ def _noop(_shared: None, task: int) -> int:
 
 def task_overhead(backend: str, jobs: int, scheduler: str | None = None) -> float:
     """Milliseconds per task of pushing no-op tasks through the executor (pool already started)."""
-    from frayproof_audit.corpus.executor import Executor
+    from frayproof_audit.corpus.run.executor import Executor
 
     executor: Executor[None, int, int] = Executor(backend, jobs, scheduler)
     with executor:

@@ -56,7 +56,8 @@ if str(REPO) not in sys.path:  # run as a script: make `frayproof_audit`/`sessio
     sys.path.insert(0, str(REPO))
 
 from benchmarks import results  # noqa: E402
-from frayproof_audit.corpus import audit, read_table, record_tools  # noqa: E402
+from frayproof_audit.corpus import audit, read_table  # noqa: E402
+from frayproof_audit.corpus.run import record_tools  # noqa: E402
 from frayproof_audit.toolargs import compiled, schemas  # noqa: E402
 from sessiongen import realistic, tooled  # noqa: E402
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from benchmarks import huge_mutate
 from frayproof_audit.contract import Contract, parse_contract
-from frayproof_audit.corpus.repair_out import repair_pair
+from frayproof_audit.corpus.run.pair_repair import repair_pair
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.formats import get_format
 

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 
-ENGINE = "frayproof_audit.corpus.worker"
+ENGINE = "frayproof_audit.corpus.run.worker"
 HOLD_S = 0.2
 """Long enough that a free worker takes the next task instead of the busy one; sleeping uses no CPU."""
 

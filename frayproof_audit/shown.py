@@ -4,7 +4,7 @@ Rendering reads no file (`render/`): a command (or a library caller) reads here,
 chosen output will show, and hands it over in the `RenderContext`: the lines of the snapshot
 files the outcome points at (`render.outcomes.lined_files`), the checks the contract runs (the
 contract is read again: a result does not hold it), and for an audit the rows of its committed
-tables, at most the output's cap of each kind (`corpus.details`). Outputs that are not CI
+tables, at most the output's cap of each kind (`corpus.dataset.run_details`). Outputs that are not CI
 outputs (`text`, `json`) show the result alone, and nothing is read for them.
 
     context = read_shown(report, "sarif", RenderContext(files=..., subject=..., contract=...))
@@ -25,7 +25,7 @@ from frayproof_audit.render.ci import RenderContext, Shown
 from frayproof_audit.report import Report
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.details import RunDetails
+    from frayproof_audit.corpus.dataset.run_details import RunDetails
     from frayproof_audit.render.positions import SnapshotLines
 
 MAX_LINE_FILE_BYTES = 64 * 1024 * 1024
@@ -51,11 +51,11 @@ def _rows(result: object, limit: int) -> RunDetails | None:
     """An audit's committed rows (at most `limit` of each kind); None for another result."""
     if isinstance(result, Report):
         return None
-    from frayproof_audit.corpus.summary import RunSummary  # an audit's: check does not pay
+    from frayproof_audit.corpus.run.summary import RunSummary  # an audit's: check does not pay
 
     if not isinstance(result, RunSummary):
         return None
-    from frayproof_audit.corpus.details import run_details  # pyarrow
+    from frayproof_audit.corpus.dataset.run_details import run_details  # pyarrow
 
     return run_details(result.out, result.run_id, limit)
 

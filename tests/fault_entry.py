@@ -1,7 +1,7 @@
 """Faults injected from the test side: a worker that dies, a parent that stops where a test kills it.
 
 Production code has no hooks for this. Workers get `CrashOn` in place of `audit_shard` (the
-test patches `frayproof_audit.corpus.run.audit_shard`); loky pickles the instance with its
+test patches `frayproof_audit.corpus.run.audit_run.audit_shard`); loky pickles the instance with its
 fields and imports this module in every worker, so the fault travels with each task and never
 depends on a worker's environment. Run as a script, this module patches the parent and then
 hands its arguments to the real CLI:
@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frayproof_audit.corpus import store, worker
-from frayproof_audit.corpus.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.run import worker
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.store import local_stage as store
 
 PAUSE_LINE = "fault_entry: paused at "
 STAGES = ("shards", "commit")
@@ -42,7 +43,7 @@ class CrashOn:
     once: bool = False
 
     def __call__(self, task: ShardTask) -> ShardResult:
-        if self.needle in task.shard.source.path and (not self.once or task.attempt == 1):
+        if self.needle in task.shard.file.path and (not self.once or task.attempt == 1):
             Path(self.record_dir, f"{task.shard.ordinal}.{task.attempt}").touch()
             os._exit(DIED)
         return worker.audit_shard(task)

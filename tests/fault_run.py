@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from frayproof_audit import engine
-from frayproof_audit.corpus import run, store, worker
-from frayproof_audit.corpus.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.run import audit_run as run
+from frayproof_audit.corpus.run import worker
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.store import local_stage as store
 
 PAUSE_LINE = "fault_run: paused"
 POOL_READY = "fault_run: pool ready"
@@ -132,7 +134,7 @@ def pause_after_first_shard() -> None:
 
 
 def idle_pool() -> None:
-    from frayproof_audit.corpus.executor import run_tasks
+    from frayproof_audit.corpus.run.executor import run_tasks
 
     list(run_tasks(abs, [-1], "loky", 2))
     sys.stderr.write(f"{POOL_READY}\n")

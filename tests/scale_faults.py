@@ -19,8 +19,8 @@ import sys
 import time
 from typing import Any
 
-from frayproof_audit.corpus import object_store
-from frayproof_audit.corpus.store import RUNS_FOLDER
+from frayproof_audit.corpus.store import object_stage as object_store
+from frayproof_audit.corpus.store.layout import RUNS_FOLDER
 
 
 def kill_at_commit() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from frayproof_audit.contract import load_contract
-from frayproof_audit.corpus.dataset_reader import read_table
+from frayproof_audit.corpus.dataset.table_reader import read_table
 from tests.anthropic_wire import to_anthropic
 from tests.corpus_support import line, record
 from tests.helpers import EXAMPLE_CONTRACT, run_cli

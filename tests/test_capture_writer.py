@@ -672,7 +672,7 @@ def s3_env() -> Iterator[dict[str, str]]:
     os.environ.update(env)
     import s3fs
 
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     s3fs.S3FileSystem.clear_instance_cache()
     location._filesystem.cache_clear()
@@ -711,7 +711,7 @@ def test_s3_through_moto(tmp_path: Path, s3_env: dict[str, str]) -> None:
     assert writer.stats().written == 6 and writer.errors == 0
     subprocess.run([sys.executable, "-c", S3_WRITER, "s3://capture/exit"], check=True, timeout=60,
                    env={**os.environ, **s3_env, "PYTHONPATH": str(REPO)})
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     s3fs.S3FileSystem.clear_instance_cache()
     location._filesystem.cache_clear()

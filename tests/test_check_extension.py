@@ -29,9 +29,9 @@ from hypothesis import HealthCheck, given, settings
 
 import frayproof_audit.checks as registry
 from frayproof_audit.checks.base import Check
-from frayproof_audit.corpus.config import AuditConfig
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.run import run_audit
+from frayproof_audit.corpus import run_audit
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import SharedPair

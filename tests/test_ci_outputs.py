@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from frayproof_audit.checks import CHECKS
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.details import run_details
+from frayproof_audit.corpus.dataset.run_details import run_details
+from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.mutate.operators import OPERATOR_TABLE
 from frayproof_audit.render.github import command, escape_data, escape_property
 from frayproof_audit.render.positions import SnapshotLines, parse_label

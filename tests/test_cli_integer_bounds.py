@@ -17,7 +17,8 @@ import pytest
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
 from frayproof_audit.cli import COMMANDS, main
 from frayproof_audit.contract import ContractError, parse_contract
-from frayproof_audit.corpus.config import AuditConfig, ConfigError
+from frayproof_audit.corpus.inputs.field_map import ConfigError
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from tests.corpus_support import good_lines, write_jsonl
 from tests.helpers import EXAMPLES, FIXTURES, run_cli
 

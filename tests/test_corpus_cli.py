@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from frayproof_audit.cli.audit_cmd import _ProgressLine
-from frayproof_audit.corpus.run import Progress
-from frayproof_audit.corpus.summary import RunSummary
+from frayproof_audit.corpus.run.audit_run import Progress
+from frayproof_audit.corpus.run.summary import RunSummary
 from tests.corpus_support import BAD_LINES, good_lines, line, record, write_contract, write_jsonl
 from tests.helpers import run_cli
 

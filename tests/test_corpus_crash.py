@@ -15,9 +15,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-import frayproof_audit.corpus.run as corpus_run
+import frayproof_audit.corpus.run.audit_run as corpus_run
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.store import STAGING
+from frayproof_audit.corpus.store.layout import STAGING
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.fault_entry import PAUSE_LINE, CrashOn
 from tests.helpers import REPO

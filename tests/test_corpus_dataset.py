@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.dataset_reader import committed_files
-from frayproof_audit.corpus.store import STAGING, write_parquet
-from frayproof_audit.corpus.tables import (
+from frayproof_audit.corpus.dataset.checked_files import committed_files
+from frayproof_audit.corpus.store.arrow_tables import (
     FINDINGS_SCHEMA,
     SCHEMAS,
     TABLES,
@@ -29,6 +28,8 @@ from frayproof_audit.corpus.tables import (
     TableBuilder,
     file_metadata,
 )
+from frayproof_audit.corpus.store.layout import STAGING
+from frayproof_audit.corpus.store.parquet_files import write_parquet
 from frayproof_audit.report import VIOLATION_FIELDS
 from tests.corpus_support import (
     MAX_RECORD_BYTES,

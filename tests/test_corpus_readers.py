@@ -15,15 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.config import (
-    AuditConfig,
-    ConfigError,
-    FieldMap,
-    load_fields_file,
-    parse_field_specs,
-)
-from frayproof_audit.corpus.shards import plan
-from frayproof_audit.corpus.sources import Source, SourceError, expand_inputs
+from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, input_files
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.corpus.inputs.shard_plan import plan
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from tests.corpus_support import (
     COMPACTORS,
     FAILING,
@@ -55,7 +50,7 @@ def test_folders_are_searched_recursively_and_hidden_entries_skipped(tmp_path: P
     for name in (".hidden.jsonl", "_staging/x.jsonl", ".git/y.jsonl", "notes.txt", "_SUCCESS"):
         (data / name).parent.mkdir(parents=True, exist_ok=True)
         (data / name).write_bytes(b"")
-    found = expand_inputs([str(data)])
+    found = input_files([str(data)])
     assert [Path(s.path).relative_to(data).as_posix() for s in found] == [
         "a.jsonl", "d.ndjson", "deep/b.jsonl.gz", "deep/er/c.parquet", "e.jsonl.zst",
     ]
@@ -65,7 +60,7 @@ def test_folders_are_searched_recursively_and_hidden_entries_skipped(tmp_path: P
 def test_globs_files_and_duplicates(tmp_path: Path) -> None:
     for name in ("n1.jsonl", "n2.jsonl", "other.jsonl.gz"):
         (tmp_path / name).write_bytes(b"")
-    found = expand_inputs([str(tmp_path / "n*.jsonl"), str(tmp_path / "n1.jsonl"), str(tmp_path / "**/*.gz")])
+    found = input_files([str(tmp_path / "n*.jsonl"), str(tmp_path / "n1.jsonl"), str(tmp_path / "**/*.gz")])
     assert [Path(s.path).name for s in found] == ["n1.jsonl", "n2.jsonl", "other.jsonl.gz"]
 
 
@@ -73,7 +68,7 @@ def test_hive_folder_values_are_read_from_the_path(tmp_path: Path) -> None:
     path = tmp_path / "compactor=trim%2Fv2" / "log_date=2025-06-02" / "part-0.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
-    (source,) = expand_inputs([str(tmp_path)])
+    (source,) = input_files([str(tmp_path)])
     assert dict(source.hive) == {"compactor": "trim/v2", "log_date": "2025-06-02"}
 
 
@@ -89,8 +84,8 @@ def test_hive_folder_values_are_read_from_the_path(tmp_path: Path) -> None:
 )
 def test_unusable_inputs_fail_before_any_work(tmp_path: Path, make: object, message: str) -> None:
     given_path = make(tmp_path)  # type: ignore[operator]
-    with pytest.raises(SourceError, match=message):
-        expand_inputs([given_path])
+    with pytest.raises(InputFileError, match=message):
+        input_files([given_path])
 
 
 def test_unreadable_file_is_a_source_error(tmp_path: Path) -> None:
@@ -98,8 +93,8 @@ def test_unreadable_file_is_a_source_error(tmp_path: Path) -> None:
         pytest.skip("root reads every file")
     path = write_jsonl(tmp_path / "a.jsonl", good_lines(1))
     path.chmod(0)
-    with pytest.raises(SourceError, match="cannot read"):
-        expand_inputs([str(path)])
+    with pytest.raises(InputFileError, match="cannot read"):
+        input_files([str(path)])
 
 
 # --- shard planning -----------------------------------------------------------------------
@@ -117,7 +112,7 @@ def test_jsonl_ranges_cover_the_file_at_line_starts(
     data = b"\n".join(b"x" * n for n in lengths) + (b"\n" if trailing_newline and lengths else b"")
     path = folder / "a.jsonl"
     path.write_bytes(data)
-    shards = plan((Source(str(path), "jsonl", len(data)),), shard_bytes)
+    shards = plan((InputFile(str(path), "jsonl", len(data)),), shard_bytes)
     position, line_no = 0, 1
     for shard in shards:
         assert shard.start == position
@@ -136,17 +131,17 @@ def test_big_jsonl_is_split_and_compressed_files_are_one_shard(tmp_path: Path) -
     plain = write_jsonl(tmp_path / "a.jsonl", good_lines(30))
     gz = write_jsonl(tmp_path / "b.jsonl.gz", good_lines(30))
     parquet = write_parquet(tmp_path / "c.parquet", [record(i) for i in range(10)], row_group_size=3)
-    shards = plan(expand_inputs([str(tmp_path)]), 4000)
-    kinds = [s.source.kind for s in shards]
+    shards = plan(input_files([str(tmp_path)]), 4000)
+    kinds = [s.file.kind for s in shards]
     assert kinds.count("jsonl") > 3
     assert kinds.count("jsonl.gz") == 1
-    assert [(s.start, s.stop, s.first_row, s.records) for s in shards if s.source.kind == "parquet"] == [
+    assert [(s.start, s.stop, s.first_row, s.records) for s in shards if s.file.kind == "parquet"] == [
         (0, 1, 0, 3), (1, 2, 3, 3), (2, 3, 6, 3), (3, 4, 9, 1),
     ]
     assert [s.ordinal for s in shards] == list(range(len(shards)))
     assert "lines 1-" in shards[0].name and plain.name in shards[0].name
-    assert gz.name in next(s.name for s in shards if s.source.kind == "jsonl.gz")
-    assert "row group 0, rows 0-2" in next(s.name for s in shards if s.source.path == str(parquet))
+    assert gz.name in next(s.name for s in shards if s.file.kind == "jsonl.gz")
+    assert "row group 0, rows 0-2" in next(s.name for s in shards if s.file.path == str(parquet))
 
 
 # --- formats --------------------------------------------------------------------------------
@@ -275,7 +270,7 @@ def test_config_validation() -> None:
 
 
 def test_jobs_minus_one_uses_only_the_workers_the_input_keeps_busy() -> None:
-    from frayproof_audit.corpus.executor import AUTO_BYTES_PER_WORKER, effective_jobs
+    from frayproof_audit.corpus.run.executor import AUTO_BYTES_PER_WORKER, effective_jobs
 
     assert effective_jobs(-1, 10, 1000) == 1  # small input: no pool at all
     assert effective_jobs(-1, 1, 10**12) == 1  # one shard: one worker

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from frayproof_audit.corpus.config import AuditConfig
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.run import run_audit
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.run.audit_config import AuditConfig
+from frayproof_audit.corpus.run.audit_run import run_audit
 from frayproof_audit.engine import check
 from frayproof_audit.transcript import inspect
 from tests.anthropic_wire import to_anthropic

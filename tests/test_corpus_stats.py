@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, compute_stats, read_table
-from frayproof_audit.corpus.selection import MixedContracts, Selection, SelectionError
-from frayproof_audit.corpus.stats import StatsError
-from frayproof_audit.corpus.wilson import wilson, wilson_exprs
+from frayproof_audit.corpus.dataset.selection import MixedContracts, Selection, SelectionError
+from frayproof_audit.corpus.dataset.stats import StatsError
+from frayproof_audit.corpus.dataset.wilson import wilson, wilson_exprs
 from tests.corpus_support import (
     BAD_LINES,
     CONTRACT_TEXT,

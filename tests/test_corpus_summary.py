@@ -10,9 +10,9 @@ import polars as pl
 
 from frayproof_audit.cli.common import parse_operator_list
 from frayproof_audit.corpus import audit, compute_stats, read_table
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.summary import SUMMARY_SCHEMA_VERSION, NotAudited, RunSummary
-from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.corpus.run.summary import SUMMARY_SCHEMA_VERSION, NotAudited, RunSummary
+from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.pair_status import PairStatus
 from tests.corpus_support import BAD_LINES, good_lines, write_contract, write_jsonl
 
 START = datetime(2025, 6, 2, 1, 0, tzinfo=UTC)

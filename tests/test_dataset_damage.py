@@ -25,9 +25,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.dataset_reader import DatasetError, committed_files
-from frayproof_audit.corpus.details import run_details
-from frayproof_audit.corpus.tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION, schema_of
+from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_files
+from frayproof_audit.corpus.dataset.run_details import run_details
+from frayproof_audit.corpus.store.arrow_tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION, schema_of
 from tests import test_scale
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.helpers import REPO
@@ -241,7 +241,7 @@ one and cast a string to a number: each must still be an error naming the file."
 @pytest.mark.parametrize("damage", REMOTE_DAMAGES)
 def test_a_damaged_dataset_on_s3_names_the_file(
         damage: str, dataset: Path, tmp_path: Path, s3: dict[str, str]) -> None:
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     local = tmp_path / "out"
     shutil.copytree(dataset, local, ignore=shutil.ignore_patterns(".frayproof-audit.lock", "_staging"))

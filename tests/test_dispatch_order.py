@@ -10,12 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus import audit, read_table, run, worker
-from frayproof_audit.corpus.shards import Shard
-from frayproof_audit.corpus.sources import Source
+from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.inputs.expansion import InputFile
+from frayproof_audit.corpus.inputs.shard_plan import Shard
+from frayproof_audit.corpus.run import audit_run as run
+from frayproof_audit.corpus.run import worker
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 
-_SOURCE = Source("in.jsonl", "jsonl", 1 << 20)
+_SOURCE = InputFile("in.jsonl", "jsonl", 1 << 20)
 
 
 def _shard(ordinal: int, size: int) -> Shard:
@@ -67,7 +69,7 @@ def test_a_run_starts_its_biggest_shards_first_and_writes_the_same_rows(
     monkeypatch.setattr(run, "audit_shard", recorder)
     options: dict[str, Any] = {"mutate": False, "fail_on": (), "shard_bytes": 4096}
     audit(inputs, contract, str(tmp_path / "out"), jobs=1, **options)
-    shards = run.plan(run.expand_sources(tuple(inputs), str(tmp_path / "out")).sources, 4096)
+    shards = run.plan(run.expand_inputs(tuple(inputs), str(tmp_path / "out")).files, 4096)
     weights = {shard.ordinal: shard.weight for shard in shards}
     assert len(shards) >= 4 and len(set(weights.values())) > 1
     assert recorder.started == sorted(weights, key=lambda ordinal: (-weights[ordinal], ordinal))

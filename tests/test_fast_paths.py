@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus.records import json_size, parse_json_record_sized, snapshot_sizes
-from frayproof_audit.corpus.shard_reader import batch_rows
+from frayproof_audit.corpus.inputs.record_fields import json_size, parse_json_record_sized, snapshot_sizes
+from frayproof_audit.corpus.inputs.shard_reader import batch_rows
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import OPENAI, _view, message_identity
 from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy, quick_plain_copy

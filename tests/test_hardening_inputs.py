@@ -26,10 +26,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import read_table
-from frayproof_audit.corpus.config import ConfigError, FieldMap, load_fields_file
-from frayproof_audit.corpus.records import RecordProblem, parse_logged_at
-from frayproof_audit.corpus.sources import SourceError, display_path, expand_sources
-from frayproof_audit.corpus.tables import PAIRS_SCHEMA, TableBuilder
+from frayproof_audit.corpus.inputs.expansion import InputFileError, display_path, expand_inputs
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap, load_fields_file
+from frayproof_audit.corpus.inputs.record_fields import RecordProblem, parse_logged_at
+from frayproof_audit.corpus.store.arrow_tables import PAIRS_SCHEMA, TableBuilder
 from tests.helpers import REPO, CliResult, run_cli
 
 GOOD = b'{"before":[],"after":[]}'
@@ -84,18 +84,18 @@ def test_expansion_names_the_dataset_folders_it_skipped(tmp_path: Path) -> None:
     out.mkdir()
     (out / "leftover.jsonl").write_bytes(GOOD + b"\n")
 
-    expanded = expand_sources([str(logs)], out=str(out))
-    assert [s.path for s in expanded.sources] == [str(logs / "day" / "a.jsonl")]
+    expanded = expand_inputs([str(logs)], out=str(out))
+    assert [s.path for s in expanded.files] == [str(logs / "day" / "a.jsonl")]
     assert set(expanded.skipped_datasets) == {str(old), str(other), str(out)}
     note = expanded.note()
     assert note is not None and str(old) in note and "not logs" in note
 
     # a glob or a file inside a dataset is skipped as well, and an input of nothing else says so
-    globbed = expand_sources([str(logs / "**" / "*.parquet"), str(logs / "day")])
-    assert [s.path for s in globbed.sources] == [str(logs / "day" / "a.jsonl")]
+    globbed = expand_inputs([str(logs / "**" / "*.parquet"), str(logs / "day")])
+    assert [s.path for s in globbed.files] == [str(logs / "day" / "a.jsonl")]
     assert set(globbed.skipped_datasets) == {str(old), str(other)}
-    with pytest.raises(SourceError, match="skipped frayproof-audit output"):
-        expand_sources([str(other / "stray.jsonl")])
+    with pytest.raises(InputFileError, match="skipped frayproof-audit output"):
+        expand_inputs([str(other / "stray.jsonl")])
 
 
 def test_hidden_staging_folders_that_are_not_ours_stay_ordinary(tmp_path: Path) -> None:
@@ -103,8 +103,8 @@ def test_hidden_staging_folders_that_are_not_ours_stay_ordinary(tmp_path: Path) 
     (tmp_path / "_staging" / "notes.txt").touch()
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "a.jsonl").write_bytes(GOOD + b"\n")
-    expanded = expand_sources([str(tmp_path)])
-    assert [s.path for s in expanded.sources] == [str(tmp_path / "runs" / "a.jsonl")]
+    expanded = expand_inputs([str(tmp_path)])
+    assert [s.path for s in expanded.files] == [str(tmp_path / "runs" / "a.jsonl")]
     assert expanded.skipped_datasets == () and expanded.note() is None
 
 
@@ -418,11 +418,11 @@ def test_a_folder_without_permissions_stops_the_run(tmp_path: Path) -> None:
 
 
 def test_planning_reads_no_more_than_the_size_found_at_expansion(tmp_path: Path) -> None:
-    from frayproof_audit.corpus.shards import plan
+    from frayproof_audit.corpus.inputs.shard_plan import plan
 
     path = tmp_path / "grow.jsonl"
     path.write_bytes(GOOD + b"\n")
-    (source,) = expand_sources([str(path)]).sources
+    (source,) = expand_inputs([str(path)]).files
     with open(path, "ab") as handle:  # the log is still being written
         handle.write((GOOD + b"\n") * 10)
     (shard,) = plan((source,), 1 << 20)
@@ -478,9 +478,9 @@ def test_logs_kept_beside_the_tables_are_still_inputs(
         done = audit_json(tmp_path, "logs", "--out", ".")
         assert (done["pairs"], done["input_errors"]) == (1, 0)
     monkeypatch.chdir(tmp_path)
-    assert expand_sources(["logs"], out=".").skipped_datasets == ()
-    with pytest.raises(SourceError, match=r"skipped frayproof-audit output: \."):
-        expand_sources(["."], out=".")
+    assert expand_inputs(["logs"], out=".").skipped_datasets == ()
+    with pytest.raises(InputFileError, match=r"skipped frayproof-audit output: \."):
+        expand_inputs(["."], out=".")
     part = next((tmp_path / "pairs").glob("*/*.parquet"))
-    with pytest.raises(SourceError, match=r"skipped frayproof-audit output: \."):
-        expand_sources([str(part.relative_to(tmp_path))])
+    with pytest.raises(InputFileError, match=r"skipped frayproof-audit output: \."):
+        expand_inputs([str(part.relative_to(tmp_path))])

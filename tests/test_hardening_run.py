@@ -27,8 +27,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.dataset_reader import DatasetChanged, committed_files
-from frayproof_audit.corpus.store import LOCK, LOGS_FOLDER, STAGING, read_handle
+from frayproof_audit.corpus.dataset.checked_files import DatasetChanged, committed_files
+from frayproof_audit.corpus.store.layout import LOCK, LOGS_FOLDER, STAGING
+from frayproof_audit.corpus.store.parquet_files import read_handle
 from frayproof_audit.report import (
     EXIT_FAIL,
     EXIT_INPUT_ERROR,
@@ -399,7 +400,7 @@ def test_reading_a_parquet_file_object_leaves_no_arrow_thread_holding_it(
 
 _EXIT_RIGHT_AFTER_A_SLOW_READ = """
 import io, sys, threading, time
-from frayproof_audit.corpus.store import read_handle
+from frayproof_audit.corpus.store.parquet_files import read_handle
 caller = threading.get_ident()
 
 class Slow(io.FileIO):

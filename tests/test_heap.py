@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from frayproof_audit.corpus import audit, heap, read_table
+from frayproof_audit.corpus import audit, read_table
+from frayproof_audit.corpus.run import heap
 from tests.corpus_support import line, record, write_contract, write_jsonl, write_parquet
 
 GLIBC = heap._libc() is not None
@@ -21,7 +22,7 @@ needs_glibc = pytest.mark.skipif(not GLIBC, reason="the C library is not glibc")
 # threshold, which rose with it) unless the threshold was fixed first or the heap is trimmed.
 _HEAP = """
 import sys
-from frayproof_audit.corpus import heap
+from frayproof_audit.corpus.run import heap
 def rss():
     with open("/proc/self/statm") as handle:
         return int(handle.read().split()[1]) * 4096

@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import frayproof_audit.corpus.run as corpus_run
+import frayproof_audit.corpus.run.audit_run as corpus_run
 from frayproof_audit.corpus import read_table
-from frayproof_audit.corpus.store import RUNS_FOLDER, runs_name
-from frayproof_audit.corpus.worker import ShardResult, ShardTask, audit_shard
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, audit_shard
+from frayproof_audit.corpus.store.layout import RUNS_FOLDER, runs_name
 from tests.corpus_support import good_lines, line, record, write_contract, write_jsonl
 from tests.fault_entry import PAUSE_LINE
 from tests.helpers import EXAMPLES, REPO, run_cli
@@ -395,7 +395,7 @@ def test_damaged_sources_are_an_input_error_naming_the_file(
     _rewrite_sources(out, "n1", sources)
     done = run_cli("audit", logs, "--contract", contract, "--out", out, "--run-id", "n2",
                    "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2)
-    assert done.stderr.startswith(f"OUTPUT ERROR: damaged dataset: '{_runs_file(out, 'n1')}' (run 'n1'):"
+    assert done.stderr.startswith(f"INPUT ERROR: damaged dataset: '{_runs_file(out, 'n1')}' (run 'n1'):"
                                   f" {reason}"), done.stderr
     assert "\n" not in done.stderr.strip()
 
@@ -407,7 +407,7 @@ def test_a_garbage_runs_file_is_an_input_error_naming_it(setup: tuple[Path, Path
     _runs_file(out, "n1").write_bytes(b"PAR1" + b"garbage" * 40)
     done = run_cli("audit", logs, "--contract", contract, "--out", out, "--run-id", "n2",
                    "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2)
-    assert done.stderr.startswith(f"OUTPUT ERROR: damaged dataset: cannot read '{_runs_file(out, 'n1')}'"
+    assert done.stderr.startswith(f"INPUT ERROR: damaged dataset: cannot read '{_runs_file(out, 'n1')}'"
                                   " (run 'n1'): "), done.stderr
 
 
@@ -420,8 +420,8 @@ def test_a_fifo_among_the_runs_files_is_refused_not_waited_on(setup: tuple[Path,
     os.mkfifo(fifo)
     done = run_cli("audit", logs, "--contract", contract, "--out", out, "--run-id", "n2",
                    "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2, real=True)
-    assert done.stderr.strip() == (f"OUTPUT ERROR: damaged dataset: cannot read '{fifo}' (run 'fifo'):"
-                                   " not a regular file")
+    assert done.stderr.strip() == (f"INPUT ERROR: damaged dataset: cannot read '{fifo}' (run 'fifo'):"
+                                   " it is a FIFO, not a regular file")
 
 
 # --- the invariant, over random nights ----------------------------------------------------------

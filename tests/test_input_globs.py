@@ -91,7 +91,7 @@ def test_a_glob_that_needs_nothing_from_the_locked_folder_still_runs(tmp_path: P
 def test_glob_matches_are_those_of_glob_glob_where_every_folder_lists(tmp_path: Path) -> None:
     from glob import glob
 
-    from frayproof_audit.corpus.sources import _glob
+    from frayproof_audit.corpus.inputs.expansion import _glob
 
     for name in ("a/x.jsonl", "a/.hidden.jsonl", "b/c/y.jsonl", ".h/z.jsonl", "a.jsonl", "b/c/w.txt"):
         write_jsonl(tmp_path / name, good_lines(1))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from frayproof_audit.corpus.store import STAGING
+from frayproof_audit.corpus.store.layout import STAGING
 from frayproof_audit.report import EXIT_INTERRUPTED
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.helpers import REPO

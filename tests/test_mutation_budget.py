@@ -24,7 +24,8 @@ from benchmarks.huge_mutate import CONTRACTS, huge_session
 from frayproof_audit import InputError
 from frayproof_audit.cli import main as cli_main
 from frayproof_audit.contract import parse_contract
-from frayproof_audit.corpus.config import DEFAULT_MAX_MUTANTS_PER_PAIR, AuditConfig, ConfigError
+from frayproof_audit.corpus.inputs.field_map import ConfigError
+from frayproof_audit.corpus.run.audit_config import DEFAULT_MAX_MUTANTS_PER_PAIR, AuditConfig
 from frayproof_audit.mutate import mutate_pair, run_mutations
 from frayproof_audit.mutate.budget import allocate, apply_budget
 from frayproof_audit.mutate.operators import Candidate

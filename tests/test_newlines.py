@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus.newlines import FIND_FIRST, count_newlines
+from frayproof_audit.corpus.inputs.newlines import FIND_FIRST, count_newlines
 
 _TEXT = st.lists(st.sampled_from([b"\n", b"a", b"{}", b"\r\n", b"x" * 300]), max_size=400).map(b"".join)
 

@@ -11,19 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus import shard_reader
-from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.records import FieldReader
-from frayproof_audit.corpus.shard_reader import Raw, read_shard
-from frayproof_audit.corpus.shards import plan
-from frayproof_audit.corpus.sources import Source
+from frayproof_audit.corpus.inputs import shard_reader
+from frayproof_audit.corpus.inputs.expansion import InputFile
+from frayproof_audit.corpus.inputs.field_map import FieldMap
+from frayproof_audit.corpus.inputs.record_fields import FieldReader
+from frayproof_audit.corpus.inputs.shard_plan import plan
+from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
 
 JSON_COLUMNS = frozenset({"before", "after"})
 _text = st.text(st.characters(codec="utf-8"), max_size=40)
 
 
 def _read(path: Path, json_columns: frozenset[str]) -> list[Raw]:
-    source = Source(str(path), "parquet", path.stat().st_size)
+    source = InputFile(str(path), "parquet", path.stat().st_size)
     rows: list[Raw] = []
     for shard in plan((source,), 1 << 20):
         rows.extend(read_shard(shard, 1 << 20, None, json_columns))

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.shard_reader import at_microseconds
+from frayproof_audit.corpus.inputs.shard_reader import at_microseconds
 from tests.corpus_support import record
 from tests.helpers import run_cli
 

@@ -117,7 +117,7 @@ def test_a_mixed_corpus_audit_reports_provider_codes_and_reasoning_mutants(tmp_p
     import json
 
     from frayproof_audit.corpus import audit
-    from frayproof_audit.corpus.dataset_reader import read_table
+    from frayproof_audit.corpus.dataset.table_reader import read_table
 
     broken = [ASK, {"role": "assistant", "content": [USE]}, ANSWER]
     records = [

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from frayproof_audit.corpus.sources import REPAIRED_MARKER, expand_sources
+from frayproof_audit.corpus.inputs.expansion import REPAIRED_MARKER, expand_inputs
 from tests.helpers import EXAMPLES, run_cli
 
 NIGHT = EXAMPLES / "corpus" / "2025-06-02" / "compactions.jsonl"
@@ -69,7 +69,7 @@ def test_expansion_skips_the_repair_folder_it_is_given(tmp_path: Path) -> None:
     (tmp_path / "logs" / "fixed").mkdir(parents=True)
     shutil.copy(NIGHT, tmp_path / "logs" / "a.jsonl")
     shutil.copy(NIGHT, tmp_path / "logs" / "fixed" / "repaired-n1-00000.jsonl")
-    expanded = expand_sources([str(tmp_path / "logs")], str(tmp_path / "o"),
+    expanded = expand_inputs([str(tmp_path / "logs")], str(tmp_path / "o"),
                               repair_out=str(tmp_path / "logs" / "fixed"))
-    assert [Path(source.path).name for source in expanded.sources] == ["a.jsonl"]
+    assert [Path(source.path).name for source in expanded.files] == ["a.jsonl"]
     assert expanded.skipped_datasets == (str(tmp_path / "logs" / "fixed"),)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.selection import MixedContracts
+from frayproof_audit.corpus.dataset.selection import MixedContracts
 from frayproof_audit.htmlreport import ReportConfig, ReportError, gather, write_report
 from frayproof_audit.htmlreport.svg import BandPoint, Point, rate_chart
 from tests.corpus_support import line, record, write_jsonl

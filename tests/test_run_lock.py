@@ -1,4 +1,4 @@
-"""The run id's lock on an object store (`corpus/run_lock.py`), on fsspec's memory filesystem:
+"""The run id's lock on an object store (`corpus/store/run_lock.py`), on fsspec's memory filesystem:
 who may take it, when a holder counts as dead, and that a run whose lock was taken over cannot
 commit. The S3 runs (two CLI audits with one run id at once) are in tests/test_scale.py."""
 
@@ -13,9 +13,9 @@ from typing import Any
 import fsspec
 import pytest
 
-from frayproof_audit.corpus import run_lock
-from frayproof_audit.corpus.run_lock import Holder, RunLock, RunLocked, process_running, process_start
-from frayproof_audit.corpus.store import StoreError
+from frayproof_audit.corpus.store import run_lock
+from frayproof_audit.corpus.store.layout import StoreError
+from frayproof_audit.corpus.store.run_lock import Holder, RunLock, RunLocked, process_running, process_start
 
 STAGING = "/ds/_staging"
 
@@ -155,7 +155,7 @@ def test_holder_reading_never_raises(data: bytes) -> None:
 
 
 def test_a_run_id_that_prefixes_another_leaves_that_runs_staging_and_lock_alone(fs: Any) -> None:
-    from frayproof_audit.corpus.object_store import ObjectStage
+    from frayproof_audit.corpus.store.object_stage import ObjectStage
 
     longer = ObjectStage("memory://ds", "n1.b")  # holds its lock, its staging prefix is alive
     _, longer_prefix = longer.folder.split("://", 1)

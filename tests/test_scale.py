@@ -21,7 +21,8 @@ import polars as pl
 import pytest
 
 from frayproof_audit.corpus import audit, compute_stats, read_table
-from frayproof_audit.corpus.config import AuditConfig, ConfigError
+from frayproof_audit.corpus.inputs.field_map import ConfigError
+from frayproof_audit.corpus.run.audit_config import AuditConfig
 from tests.corpus_support import MAX_RECORD_BYTES, good_lines, mixed_corpus, write_contract, write_jsonl
 from tests.helpers import REPO, run_cli
 
@@ -195,7 +196,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
            "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"}
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     # s3fs keeps its instances by constructor arguments, which do not include the endpoint read
     # from the environment: one made for another module's server would still point there.
@@ -232,7 +233,7 @@ def _s3_cli(env: dict[str, str], *args: Any, entry: tuple[str, ...] = ("frayproo
 
 
 def _objects(prefix: str) -> list[str]:
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     fs, path = location.filesystem(prefix)
     fs.invalidate_cache()
@@ -240,7 +241,7 @@ def _objects(prefix: str) -> list[str]:
 
 
 def test_inputs_and_dataset_on_s3_and_a_commit_killed_midway(tmp_path: Path, s3: dict[str, str]) -> None:
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     inputs, records = mixed_corpus(tmp_path / "in")
     fs, _ = location.filesystem("s3://logs")
@@ -281,7 +282,7 @@ def test_inputs_and_dataset_on_s3_and_a_commit_killed_midway(tmp_path: Path, s3:
 
 def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
         tmp_path: Path, s3: dict[str, str]) -> None:
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     inputs, records = mixed_corpus(tmp_path / "in")
     contract = write_contract(tmp_path)
@@ -319,8 +320,8 @@ def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
 
 def test_a_damaged_dataset_on_s3_is_an_input_error_naming_the_file(
         tmp_path: Path, s3: dict[str, str]) -> None:
-    from frayproof_audit.corpus import location
-    from frayproof_audit.corpus.dataset_reader import DatasetError, committed_files
+    from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_files
+    from frayproof_audit.corpus.inputs import location
 
     out = "s3://audit/damaged"
     audit([str(write_jsonl(tmp_path / "a.jsonl", good_lines(6)))], str(write_contract(tmp_path)),
@@ -343,7 +344,7 @@ def test_incremental_runs_on_s3_rerun_rotate_and_a_damaged_runs_file(
         tmp_path: Path, s3: dict[str, str]) -> None:
     """Inputs and OUT on an object store: a same-id rerun re-audits its night (issue 23 D1), a
     renamed object is the file audited under its old name, a damaged `runs` object is exit 2."""
-    from frayproof_audit.corpus import location
+    from frayproof_audit.corpus.inputs import location
 
     fs, _ = location.filesystem("s3://logs")
     fs.pipe_file("logs/inc/a.jsonl", b"".join(good_lines(5)))
@@ -365,7 +366,7 @@ def test_incremental_runs_on_s3_rerun_rotate_and_a_damaged_runs_file(
     fs.pipe_file(runs_object, b"PAR1" + b"garbage" * 40)
     done = _s3_cli(s3, "audit", "s3://logs/inc", "--contract", contract, "--out", out, "--run-id", "n3",
                    "--incremental", "--no-mutate", "--jobs", "1", "-q", expect=2)
-    expected = f"OUTPUT ERROR: damaged dataset: cannot read '{runs_object}' (run 'n1'): "
+    expected = f"INPUT ERROR: damaged dataset: cannot read '{runs_object}' (run 'n1'): "
     assert done.stderr.startswith(expected), done.stderr
 
 
@@ -423,7 +424,7 @@ def test_every_loky_worker_imports_the_engine_when_it_starts() -> None:
     """`start_worker` is loky's initializer: each worker imports the engine as soon as it is up
     (while the parent plans), not in its first task, and none waits for the others to start."""
     from benchmarks.pool_probe import worker_state
-    from frayproof_audit.corpus.executor import Executor
+    from frayproof_audit.corpus.run.executor import Executor
 
     executor: Executor[None, int, tuple[int, bool]] = Executor("loky", 2)
     with executor.start():
@@ -447,7 +448,7 @@ def _die_on_three(_shared: None, task: int) -> int:
 ])
 def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for(
         backend: str, scheduler: str | None) -> None:
-    from frayproof_audit.corpus.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
+    from frayproof_audit.corpus.run.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
 
     executor: Executor[None, int, int] = Executor(backend, 2, scheduler)
     with executor:

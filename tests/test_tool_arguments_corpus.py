@@ -8,7 +8,7 @@ from typing import Any
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.record_tools import RecordTools
+from frayproof_audit.corpus.run.record_tools import RecordTools
 from tests.helpers import run_cli
 
 WEATHER = {"type": "function", "function": {"name": "get_weather", "parameters": {

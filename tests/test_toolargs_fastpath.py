@@ -25,8 +25,8 @@ from jsonschema.validators import Draft7Validator, Draft202012Validator
 from frayproof_audit import check
 from frayproof_audit.checks.tool_call_integrity import call_facts
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus import record_tools
-from frayproof_audit.corpus.record_tools import RecordTools
+from frayproof_audit.corpus.run import record_tools
+from frayproof_audit.corpus.run.record_tools import RecordTools
 from frayproof_audit.snapshot import load_wire
 from frayproof_audit.toolargs import compiled, schemas
 from frayproof_audit.toolargs.compiled import ToolSet, tool_set

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from frayproof_audit.cli import main, trend_cmd
-from frayproof_audit.corpus.selection import Selection
+from frayproof_audit.corpus.dataset.selection import Selection
 from frayproof_audit.trends import TrendConfig, compute_trend
 from frayproof_audit.trends.badge import badge
 from frayproof_audit.trends.charts import PlotExtraMissing, write_chart

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from frayproof_audit.corpus.selection import MixedContracts, Selection
+from frayproof_audit.corpus.dataset.selection import MixedContracts, Selection
 from frayproof_audit.trends import TrendConfig, TrendError, compute_trend
 from tests.corpus_support import CONTRACT_TEXT
 from tests.trend_support import NOISY_NIGHT, REGRESSION_NIGHT, build_nights

@@ -20,8 +20,8 @@ import pyarrow as pa
 import pytest
 
 from frayproof_audit.corpus import audit
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.tables import SCHEMAS
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.store.arrow_tables import SCHEMAS
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "nightly.md").read_text(encoding="utf-8")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -25,10 +25,10 @@ from typing import Any
 import polars as pl
 import pytest
 
-import frayproof_audit.corpus.run as corpus_run
+import frayproof_audit.corpus.run.audit_run as corpus_run
 from frayproof_audit.corpus import audit, read_table
-from frayproof_audit.corpus.run import Progress
-from frayproof_audit.corpus.summary import RunSummary
+from frayproof_audit.corpus.run.audit_run import Progress
+from frayproof_audit.corpus.run.summary import RunSummary
 from tests import worker_faults
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.helpers import REPO
@@ -175,7 +175,7 @@ def _die_on_three(_shared: None, task: int) -> int:
 def test_a_dask_task_that_keeps_killing_its_workers_is_a_lost_worker_naming_it(cluster: Any) -> None:
     """Dask reruns a task whose worker died until it has killed `ALLOWED_FAILURES` + 1 of them;
     then it is `KilledWorker`: a `WorkerLost` naming the tasks in flight, the task among them."""
-    from frayproof_audit.corpus.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
+    from frayproof_audit.corpus.run.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
 
     executor: Executor[None, int, int] = Executor("dask", 2, _two_workers(cluster))
     with executor:

@@ -1,7 +1,7 @@
 """Every worker of a run lost at once, injected from the test side (production code has no hook).
 
 Workers get `Logged` in place of `audit_shard` (a test patches
-`frayproof_audit.corpus.run.audit_shard`): it writes `<ordinal>.<pid>` into `record_dir` before
+`frayproof_audit.corpus.run.audit_run.audit_shard`): it writes `<ordinal>.<pid>` into `record_dir` before
 the shard, then takes `delay_s` longer than the shard would, so that when the first shard is done
 the others are surely still in flight. The test kills the workers from its own side
 (`kill_all`), from the run's progress callback or from a thread that watches the staging folder.
@@ -30,8 +30,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from frayproof_audit.corpus import run, store, worker
-from frayproof_audit.corpus.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.run import audit_run as run
+from frayproof_audit.corpus.run import worker
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask
+from frayproof_audit.corpus.store import local_stage as store
 
 KILLED_LINE = "worker_faults: killed "
 
@@ -109,7 +111,7 @@ def kill_dask_workers_after_first_shard(address: str) -> None:
 def main(argv: list[str]) -> None:
     address, record_dir, *args = argv
     if args[:1] == ["--worker-wait"]:
-        from frayproof_audit.corpus import executor
+        from frayproof_audit.corpus.run import executor
 
         executor.WORKER_WAIT_S = float(args[1])
         args = args[2:]

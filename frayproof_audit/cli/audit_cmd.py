@@ -28,7 +28,8 @@ from frayproof_audit.cli.dataset_options import (
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, count
-from frayproof_audit.corpus.config import (
+from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
     DEFAULT_MAX_MUTANTS_PER_PAIR,
@@ -37,17 +38,14 @@ from frayproof_audit.corpus.config import (
     FAIL_ON,
     STATS_BY,
     AuditConfig,
-    FieldMap,
-    load_fields_file,
-    parse_field_specs,
 )
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render
 from frayproof_audit.shown import read_shown
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.run import Progress
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.run.audit_run import Progress
+    from frayproof_audit.corpus.run.summary import RunSummary
 
 
 class _ProgressLine:
@@ -208,9 +206,9 @@ def audit_command(
             max_mutants_per_pair=max_mutants or None,
             repair_out=repair_out,
         )
-        from frayproof_audit.corpus.location import local_path
-        from frayproof_audit.corpus.run import new_run_id, run_audit  # heavy: only this command
-        from frayproof_audit.corpus.store import LOGS_FOLDER
+        from frayproof_audit.corpus.inputs.location import local_path
+        from frayproof_audit.corpus.run.audit_run import new_run_id, run_audit  # heavy: only this command
+        from frayproof_audit.corpus.store.layout import LOGS_FOLDER
 
         config = replace(config, run_id=config.run_id or new_run_id())
         meta = click.get_current_context().meta
@@ -230,7 +228,7 @@ def audit_command(
 
 
 def _label(exc: InputError) -> str:
-    from frayproof_audit.corpus.store import StoreError
+    from frayproof_audit.corpus.store.layout import StoreError
 
     return "OUTPUT ERROR" if isinstance(exc, StoreError) else "INPUT ERROR"
 
@@ -263,8 +261,8 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     """
     chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
-    from frayproof_audit.corpus.selection import Selection
-    from frayproof_audit.corpus.stats import compute_stats
+    from frayproof_audit.corpus.dataset.selection import Selection
+    from frayproof_audit.corpus.dataset.stats import compute_stats
 
     try:
         selection = Selection(runs, as_day(since), as_day(until), compactors)

@@ -73,7 +73,7 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     """
     chosen = table_output(output_format, output)
     # Polars (and matplotlib for charts): only this command needs them
-    from frayproof_audit.corpus.selection import Selection
+    from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.trends.badge import badge as badge_json
     from frayproof_audit.trends.charts import write_chart
     from frayproof_audit.trends.gate import GateResult, find_regressions

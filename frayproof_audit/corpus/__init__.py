@@ -5,6 +5,11 @@ mutants (docs/tables.md), plus the stats computed over it.
 `frayproof-audit stats` are thin wrappers over `run_audit` and `compute_stats`. Everything is
 imported on first use: the single-pair commands must not pay for Polars, pyarrow and joblib,
 and every worker start pays for what this package imports.
+
+Four rooms: `inputs/` (what a run reads: locations, expansion, shards, records, the incremental
+plan), `run/` (a run: options, executor, worker, tallies, summary), `store/` (where rows go: the
+table schemas, the dataset's layout, staging and commit) and `dataset/` (a committed dataset
+read back: checked files, `read_table`, selection, statistics, one run's details).
 """
 
 from __future__ import annotations
@@ -14,22 +19,23 @@ from typing import TYPE_CHECKING
 from frayproof_audit.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.config import AuditConfig, FieldMap
-    from frayproof_audit.corpus.dataset_reader import read_table
-    from frayproof_audit.corpus.run import Progress, audit, run_audit
-    from frayproof_audit.corpus.stats import Stats, compute_stats
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.dataset.stats import Stats, compute_stats
+    from frayproof_audit.corpus.dataset.table_reader import read_table
+    from frayproof_audit.corpus.inputs.field_map import FieldMap
+    from frayproof_audit.corpus.run.audit_config import AuditConfig
+    from frayproof_audit.corpus.run.audit_run import Progress, audit, run_audit
+    from frayproof_audit.corpus.run.summary import RunSummary
 
 _LAZY = {
-    "AuditConfig": "frayproof_audit.corpus.config",
-    "FieldMap": "frayproof_audit.corpus.config",
-    "Progress": "frayproof_audit.corpus.run",
-    "audit": "frayproof_audit.corpus.run",
-    "run_audit": "frayproof_audit.corpus.run",
-    "RunSummary": "frayproof_audit.corpus.summary",
-    "read_table": "frayproof_audit.corpus.dataset_reader",
-    "Stats": "frayproof_audit.corpus.stats",
-    "compute_stats": "frayproof_audit.corpus.stats",
+    "AuditConfig": "frayproof_audit.corpus.run.audit_config",
+    "FieldMap": "frayproof_audit.corpus.inputs.field_map",
+    "Progress": "frayproof_audit.corpus.run.audit_run",
+    "audit": "frayproof_audit.corpus.run.audit_run",
+    "run_audit": "frayproof_audit.corpus.run.audit_run",
+    "RunSummary": "frayproof_audit.corpus.run.summary",
+    "read_table": "frayproof_audit.corpus.dataset.table_reader",
+    "Stats": "frayproof_audit.corpus.dataset.stats",
+    "compute_stats": "frayproof_audit.corpus.dataset.stats",
 }
 
 

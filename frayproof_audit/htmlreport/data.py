@@ -17,8 +17,7 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.selection import (
+from frayproof_audit.corpus.dataset.selection import (
     RunInfo,
     Selection,
     active_conditions,
@@ -27,7 +26,8 @@ from frayproof_audit.corpus.selection import (
     runs_in,
     short,
 )
-from frayproof_audit.corpus.wilson import wilson
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.dataset.wilson import wilson
 from frayproof_audit.htmlreport.config import ReportConfig, ReportError
 from frayproof_audit.htmlreport.tables import (
     check_table,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
-from frayproof_audit.corpus.wilson import wilson
+from frayproof_audit.corpus.dataset.wilson import wilson
 from frayproof_audit.mutate.operators import OPERATORS
 
 

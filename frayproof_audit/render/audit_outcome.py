@@ -1,4 +1,4 @@
-"""An audit's `RunSummary` → `Outcome`, from the rows the run committed (`corpus.details`), which
+"""An audit's `RunSummary` → `Outcome`, from the rows the run committed (`corpus.dataset.run_details`), which
 the caller read into `context.shown.details`.
 
 A result points at its record: the JSONL file and line (`source`, `source_row`), or for a
@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from frayproof_audit.checks import CHECKS
-from frayproof_audit.corpus.status import PairStatus
+from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.render.ci import (
     ERROR,
     FAILURE,
@@ -34,8 +34,8 @@ from frayproof_audit.render.rules import ENGINE_ERROR, INPUT_ERROR, all_rules, m
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:  # the rows' types: pyarrow is the caller's import, not the renderer's
-    from frayproof_audit.corpus.details import FindingRow, Record, RunDetails
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.dataset.run_details import FindingRow, Record, RunDetails
+    from frayproof_audit.corpus.run.summary import RunSummary
 
 RECORDS_SUITE = "records"
 

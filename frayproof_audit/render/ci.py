@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from frayproof_audit.corpus.details import RunDetails
+    from frayproof_audit.corpus.dataset.run_details import RunDetails
     from frayproof_audit.render.positions import SnapshotLines
 
 LEVELS = ("error", "warning", "note")
@@ -41,7 +41,7 @@ class Shown(NamedTuple):
     """Names of the checks the contract runs; None when it could not be read again (then no
     test case is skipped as off in the contract)."""
     details: RunDetails | None = None
-    """An audit's committed rows, at most the output's cap of each kind (`corpus.details`)."""
+    """An audit's committed rows, at most the output's cap of each kind (`corpus.dataset.run_details`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,7 @@ def outcome_of(result: object, context: RenderContext, *, cases: bool = False) -
         return _of_report(result, context)
     if isinstance(result, MutationReport):
         return _of_mutation(result, context)
-    from frayproof_audit.corpus.summary import RunSummary  # not for check: its imports cost
+    from frayproof_audit.corpus.run.summary import RunSummary  # not for check: its imports cost
 
     if isinstance(result, RunSummary):
         return audit_outcome(result, context, cases=cases)

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frayproof_audit.corpus.selection import short
-from frayproof_audit.corpus.text_table import cell, text_table
+from frayproof_audit.corpus.dataset.selection import short
+from frayproof_audit.corpus.dataset.text_table import cell, text_table
 from frayproof_audit.trends.series import Trend, as_text
 
 if TYPE_CHECKING:

@@ -30,8 +30,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.selection import (
+from frayproof_audit.corpus.dataset.selection import (
     RunInfo,
     Selection,
     SelectionError,
@@ -40,8 +39,9 @@ from frayproof_audit.corpus.selection import (
     one_contract,
     runs_in,
 )
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.wilson import wilson_exprs
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.dataset.wilson import wilson_exprs
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 Per = Literal["night", "run"]
 PER: tuple[Per, ...] = ("night", "run")

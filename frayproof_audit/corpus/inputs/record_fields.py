@@ -11,7 +11,7 @@ import math
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
-from frayproof_audit.corpus.config import FieldMap
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import JSONProblem, compact, loads_strict, loads_strict_sized
 
@@ -123,7 +123,7 @@ def lookup(record: dict[str, Any], path: str) -> Any:
 
 
 class FieldReader:
-    """Reads the mapped fields of records from one source (its Hive folder values as fallback)."""
+    """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 
     __slots__ = ("_fields", "_hive", "_nested", "_paths", "default_format")
 

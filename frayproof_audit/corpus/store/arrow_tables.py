@@ -24,8 +24,8 @@ from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
-    from frayproof_audit.corpus.config import AuditConfig
-    from frayproof_audit.corpus.summary import RunSummary
+    from frayproof_audit.corpus.run.audit_config import AuditConfig
+    from frayproof_audit.corpus.run.summary import RunSummary
 
 TABLES_SCHEMA_VERSION = 4
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
@@ -54,7 +54,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("compactor", pa.string()),
     _f("logged_at", _TS),
     _f("format", pa.string()),
-    _f("status", pa.string(), False),  # a corpus.status.PairStatus value
+    _f("status", pa.string(), False),  # a store.pair_status.PairStatus value
     _f("errors", pa.int32()),
     _f("warnings", pa.int32()),
     _f("input_error", pa.string()),

@@ -90,7 +90,7 @@ def check_writable(uri: str, option: str) -> None:
 @lru_cache(maxsize=16)
 def _filesystem(protocol: str) -> Any:
     try:
-        import fsspec
+        import fsspec  # only for a URI: its import (~90 ms) is no local run's cost
     except ImportError:  # pragma: no cover - fsspec is a dependency
         raise LocationError(f"{protocol}:// needs fsspec: pip install fsspec") from None
     extra = _EXTRAS.get(protocol)

@@ -30,28 +30,24 @@ run starts at them. A compressed input is never appended to: its last line is co
 Hashing reads every input once more (at disk or network speed, far below the cost of auditing);
 a changed input is read a second time when other names' entries are left unclaimed, and a new
 compressed one is then decompressed once, on its first night. A damaged `runs` file or `sources`
-value is a `StoreError` naming the file (exit 2).
+value is a `DatasetError` naming the file (exit 2), as it is for every reader of the dataset.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
-import pyarrow as pa
 
-from frayproof_audit.corpus import location, store
-from frayproof_audit.corpus.newlines import count_newlines
-from frayproof_audit.corpus.shard_reader import DECOMPRESS_ERRORS, decompressed
-from frayproof_audit.corpus.shards import Shard, Span, open_source
-from frayproof_audit.corpus.sources import Source, SourceError, kind_of
-from frayproof_audit.corpus.summary import HeldBack, Skipped
+from frayproof_audit.corpus.dataset.checked_files import DatasetError, committed_runs_rows
+from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, kind_of, open_input
+from frayproof_audit.corpus.inputs.newlines import count_newlines
+from frayproof_audit.corpus.inputs.shard_plan import Shard, Span
+from frayproof_audit.corpus.inputs.shard_reader import DECOMPRESS_ERRORS, decompressed
+from frayproof_audit.corpus.run.summary import HeldBack, Skipped
 
 _CHUNK = 4 * 1024 * 1024
 _PLAIN = "jsonl"
@@ -134,7 +130,7 @@ class _Scan:
 class Incremental:
     """The plan of an incremental run: what to audit, which parts, and what was skipped."""
 
-    sources: tuple[Source, ...]
+    files: tuple[InputFile, ...]
     """Inputs to plan (those with nothing to audit left out)."""
     spans: dict[str, tuple[Span, ...]]
     """JSONL path (plain or compressed) → the parts of it to audit."""
@@ -144,7 +140,7 @@ class Incremental:
     """Path → the ranges of other names its coverage holds (each of its entries lists them)."""
     moved: frozenset[str] = frozenset()
     """Paths recognised by this run as another name's bytes (rotated)."""
-    bare: tuple[Source, ...] = ()
+    bare: tuple[InputFile, ...] = ()
     """Inputs with nothing to audit that still get an (empty) entry: new or changed ones (an
     empty file, a line being written), moved ones (to record where they came from)."""
 
@@ -160,30 +156,30 @@ class Incremental:
         entries: list[Audited] = []
         by_path: dict[str, list[Shard]] = {}
         for shard in shards:
-            by_path.setdefault(shard.source.path, []).append(shard)
-        for source in self.sources:
-            written = self._ranges(source, by_path.get(source.path, []), pairs, failed)
-            if not written and source.path in self.moved:
-                written = [self._entry(source, 0, 0, 0, 0, 0)]
+            by_path.setdefault(shard.file.path, []).append(shard)
+        for file in self.files:
+            written = self._ranges(file, by_path.get(file.path, []), pairs, failed)
+            if not written and file.path in self.moved:
+                written = [self._entry(file, 0, 0, 0, 0, 0)]
             entries.extend(written)
-        entries.extend(self._entry(source, 0, 0, 0, 0, 0) for source in self.bare)
+        entries.extend(self._entry(file, 0, 0, 0, 0, 0) for file in self.bare)
         return [entry.to_dict() for entry in entries]
 
-    def _entry(self, source: Source, start: int, start_line: int, stop: int | None,
+    def _entry(self, file: InputFile, start: int, start_line: int, stop: int | None,
                stop_line: int | None, records: int) -> Audited:
-        scan = self.scans[source.path]
-        return Audited("", source.path, scan.size, scan.sha256, start, start_line, stop, stop_line,
-                       records, self.carried.get(source.path, ()))
+        scan = self.scans[file.path]
+        return Audited("", file.path, scan.size, scan.sha256, start, start_line, stop, stop_line,
+                       records, self.carried.get(file.path, ()))
 
-    def _ranges(self, source: Source, shards: list[Shard], pairs: Mapping[int, int],
+    def _ranges(self, file: InputFile, shards: list[Shard], pairs: Mapping[int, int],
                 failed: set[int]) -> list[Audited]:
-        if source.kind == "parquet":
+        if file.kind == "parquet":
             if not shards or any(shard.ordinal in failed for shard in shards):
                 return []
-            return [self._entry(source, 0, 0, None, None, sum(pairs.get(s.ordinal, 0) for s in shards))]
-        if source.kind != _PLAIN:  # one shard per span
-            stops = {span.start: span.stop_line for span in self.spans.get(source.path, ())}
-            return [self._entry(source, shard.start, shard.first_row - 1, shard.stream_stop,
+            return [self._entry(file, 0, 0, None, None, sum(pairs.get(s.ordinal, 0) for s in shards))]
+        if file.kind != _PLAIN:  # one shard per span
+            stops = {span.start: span.stop_line for span in self.spans.get(file.path, ())}
+            return [self._entry(file, shard.start, shard.first_row - 1, shard.stream_stop,
                                 stops.get(shard.start), pairs.get(shard.ordinal, 0))
                     for shard in shards if shard.ordinal not in failed]
         ranges: list[list[int]] = []  # [start, start line, stop, stop line, records]
@@ -197,10 +193,10 @@ class Incremental:
             else:
                 ranges.append([shard.start, shard.first_row - 1, shard.stop, stop_line,
                                pairs.get(shard.ordinal, 0)])
-        return [self._entry(source, *r) for r in ranges if r]
+        return [self._entry(file, *r) for r in ranges if r]
 
 
-def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str, run_id: str) -> Incremental:
+def plan_incremental(files: tuple[InputFile, ...], out: str, fingerprint: str, run_id: str) -> Incremental:
     """Which inputs (and which parts of them) no other committed run with `fingerprint` audited.
 
     `run_id` is the run being made: its committed namesake, which it replaces, never counts."""
@@ -214,53 +210,53 @@ def plan_incremental(sources: tuple[Source, ...], out: str, fingerprint: str, ru
     moved: set[str] = set()
     claimed: set[Ref] = set()
     direct: set[Ref] = set()
-    for source in sources:  # the inputs' own names first: a rotation never takes their ranges
-        own = by_path.get(source.path)
+    for file in files:  # the inputs' own names first: a rotation never takes their ranges
+        own = by_path.get(file.path)
         if not own:
             continue
-        scan = scans[source.path] = _scan(source, {entry.size for entry in own})
-        kept = [entry for entry in own if _continues(entry, source, scan)]
+        scan = scans[file.path] = _scan(file, {entry.size for entry in own})
+        kept = [entry for entry in own if _continues(entry, file, scan)]
         if kept:
-            covered[source.path] = _closure(kept, index)
-            claimed.update(entry.ref for entry in covered[source.path])
+            covered[file.path] = _closure(kept, index)
+            claimed.update(entry.ref for entry in covered[file.path])
             direct.update(entry.ref for entry in kept)
-    for source in sources:
-        if source.path in covered:
+    for file in files:
+        if file.path in covered:
             continue
-        found = _moved(source, [entry for entry in entries if entry.ref not in claimed], scans)
+        found = _moved(file, [entry for entry in entries if entry.ref not in claimed], scans)
         if found:
-            covered[source.path] = _best(found, index)
-            moved.add(source.path)
-            claimed.update(entry.ref for entry in covered[source.path])
+            covered[file.path] = _best(found, index)
+            moved.add(file.path)
+            claimed.update(entry.ref for entry in covered[file.path])
     carried = {path: tuple(entry.ref for entry in cover if entry.ref not in direct)
                for path, cover in covered.items()}
-    plan = _plan(sources, by_path, scans, covered, moved)
+    plan = _plan(files, by_path, scans, covered, moved)
     return replace(plan, carried={path: refs for path, refs in carried.items() if refs},
                    moved=frozenset(moved))
 
 
-def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], scans: dict[str, _Scan],
+def _plan(files: tuple[InputFile, ...], by_path: Mapping[str, list[Audited]], scans: dict[str, _Scan],
           covered: Mapping[str, list[Audited]], moved: set[str]) -> Incremental:
-    keep: list[Source] = []
-    bare: list[Source] = []
+    keep: list[InputFile] = []
+    bare: list[InputFile] = []
     spans: dict[str, tuple[Span, ...]] = {}
     held: list[HeldBack] = []
     counts = dict.fromkeys(("unchanged", "unchanged_records", "appended", "appended_records",
                             "changed", "new", "moved", "moved_records"), 0)
-    for source in sources:
-        scan = scans[source.path]
-        cover = covered.get(source.path, [])
-        plain = source.kind == _PLAIN
+    for file in files:
+        scan = scans[file.path]
+        cover = covered.get(file.path, [])
+        plain = file.kind == _PLAIN
         if plain and scan.tail:
-            held.append(HeldBack(source.path, scan.resume_line + 1, scan.resume_offset))
+            held.append(HeldBack(file.path, scan.resume_line + 1, scan.resume_offset))
         parts: tuple[Span, ...]
-        if source.kind == "parquet":
+        if file.kind == "parquet":
             parts, records = ((), sum(entry.records for entry in cover)) if cover else ((Span(0, 0),), 0)
         else:
             parts, records = _gaps(cover, scan.resume_offset if plain else None, scan.resume_line)
         if not cover:
-            counts["changed" if source.path in by_path else "new"] += 1
-        elif source.path in moved:
+            counts["changed" if file.path in by_path else "new"] += 1
+        elif file.path in moved:
             counts["moved"] += 1
             counts["moved_records"] += records
         else:
@@ -268,11 +264,11 @@ def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], sca
             counts[kind] += 1
             counts[f"{kind}_records"] += records
         if parts:
-            keep.append(source)
-            if source.kind != "parquet":
-                spans[source.path] = parts
-        elif not cover or source.path in moved:
-            bare.append(source)
+            keep.append(file)
+            if file.kind != "parquet":
+                spans[file.path] = parts
+        elif not cover or file.path in moved:
+            bare.append(file)
     skipped = Skipped(
         unchanged_inputs=counts["unchanged"], unchanged_records=counts["unchanged_records"],
         appended_inputs=counts["appended"], appended_records=counts["appended_records"],
@@ -282,12 +278,12 @@ def _plan(sources: tuple[Source, ...], by_path: Mapping[str, list[Audited]], sca
     return Incremental(tuple(keep), spans, skipped, scans, bare=tuple(bare))
 
 
-def _continues(entry: Audited, source: Source, scan: _Scan) -> bool:
-    """`source` still starts with the bytes `entry`'s run read (is, for a compressed or Parquet
+def _continues(entry: Audited, file: InputFile, scan: _Scan) -> bool:
+    """`file` still starts with the bytes `entry`'s run read (is, for a compressed or Parquet
     file: those cannot grow)."""
-    if entry.kind != source.kind:
+    if entry.kind != file.kind:
         return False
-    if source.kind == _PLAIN:
+    if file.kind == _PLAIN:
         return scan.prefixes.get(entry.size) == entry.sha256
     return entry.size == scan.size and entry.sha256 == scan.sha256
 
@@ -306,21 +302,21 @@ def _closure(entries: Iterable[Audited], index: Mapping[Ref, Audited]) -> list[A
     return sorted(found.values(), key=lambda entry: (entry.start_offset, entry.run_id))
 
 
-def _moved(source: Source, unclaimed: list[Audited], scans: dict[str, _Scan]) -> list[Audited]:
-    """The unclaimed entries of other names whose bytes `source` starts with (and scans it)."""
-    plain_sizes = {entry.size for entry in unclaimed if entry.kind == _PLAIN and entry.path != source.path}
-    scan = scans.get(source.path)
-    if source.kind == _PLAIN:
-        wanted = {size for size in plain_sizes if size <= source.size}
+def _moved(file: InputFile, unclaimed: list[Audited], scans: dict[str, _Scan]) -> list[Audited]:
+    """The unclaimed entries of other names whose bytes `file` starts with (and scans it)."""
+    plain_sizes = {entry.size for entry in unclaimed if entry.kind == _PLAIN and entry.path != file.path}
+    scan = scans.get(file.path)
+    if file.kind == _PLAIN:
+        wanted = {size for size in plain_sizes if size <= file.size}
         if scan is None or not wanted <= scan.prefixes.keys():
-            scan = scans[source.path] = _scan(source, wanted | set(scan.prefixes if scan else ()))
+            scan = scans[file.path] = _scan(file, wanted | set(scan.prefixes if scan else ()))
     elif scan is None:
-        scan = scans[source.path] = _scan(source, ())
-    others = [entry for entry in unclaimed if entry.path != source.path]
-    found = [entry for entry in others if _continues(entry, source, scan)]
-    if found or source.kind in (_PLAIN, "parquet") or not plain_sizes:
+        scan = scans[file.path] = _scan(file, ())
+    others = [entry for entry in unclaimed if entry.path != file.path]
+    found = [entry for entry in others if _continues(entry, file, scan)]
+    if found or file.kind in (_PLAIN, "parquet") or not plain_sizes:
         return found
-    content = _content_prefixes(source, plain_sizes)  # logrotate's compress: a.jsonl → a.jsonl.1.gz
+    content = _content_prefixes(file, plain_sizes)  # logrotate's compress: a.jsonl → a.jsonl.1.gz
     return [entry for entry in others if entry.kind == _PLAIN and content.get(entry.size) == entry.sha256]
 
 
@@ -359,76 +355,25 @@ def _gaps(cover: list[Audited], end: int | None, end_line: int) -> tuple[tuple[S
 # --- reading what other runs audited --------------------------------------------------------------
 
 def earlier_audits(out: str, fingerprint: str, run_id: str | None = None) -> list[Audited]:
-    """The entries of every committed run with `fingerprint` but `run_id`, by run id."""
+    """The entries of every committed run with `fingerprint` but `run_id`, by run id. Each
+    `runs` file is read and checked by `dataset.checked_files`, as every reader of a dataset
+    reads it: a damaged one is the same `DatasetError` naming it."""
     entries: list[Audited] = []
-    for owner, where, rows in _runs_rows(out):
-        if owner == run_id:
+    for owner, where, row in committed_runs_rows(out, _COLUMNS):
+        if owner == run_id or "sources" not in row:  # no `sources`: written before incremental runs
             continue
-        for row in rows:
-            if row.get("contract_fingerprint") == fingerprint:
-                entries.extend(_entries(row.get("sources"), owner, where))
+        if row.get("contract_fingerprint") == fingerprint:
+            entries.extend(_entries(row["sources"], owner, where))
     return entries
 
 
-_COLUMNS = ["contract_fingerprint", "sources"]
-
-
-def _runs_rows(out: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(run id, file, its rows) of each committed `runs` file of `out` (the columns planning
-    needs). A file that cannot be read, or is not a regular file, is a damaged dataset."""
-    found = store.output_location(out)
-    read: list[tuple[str, str, list[dict[str, Any]]]] = []
-    if not isinstance(found, str):
-        for run_id in store.committed_runs(found):
-            path = found / store.RUNS_FOLDER / store.runs_name(run_id)
-            try:
-                with _open_regular(path, run_id) as handle:
-                    read.append((run_id, str(path), _read(store.read_handle(handle))))
-            except FileNotFoundError:
-                continue  # replaced by a concurrent commit between listing and reading
-            except (OSError, pa.ArrowException) as exc:
-                raise _damaged_file(str(path), run_id, exc) from None
-        return read
-    fs, root = location.filesystem(found)
-    fs.invalidate_cache()
-    for path in sorted(fs.glob(f"{root}/{store.RUNS_FOLDER}/part-*.parquet")):
-        run_id = path.rsplit("/", 1)[-1][len("part-") : -len(".parquet")]
-        try:
-            with fs.open(path, "rb") as handle:
-                read.append((run_id, path, _read(store.read_handle(handle))))
-        except FileNotFoundError:
-            continue
-        except (OSError, pa.ArrowException) as exc:
-            raise _damaged_file(path, run_id, exc) from None
-    return read
-
-
-def _open_regular(path: Path, run_id: str) -> IO[bytes]:
-    """`path` opened for reading, refused when it is not a regular file (a FIFO would block)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): not a regular file")
-    return os.fdopen(descriptor, "rb")
-
-
-def _damaged_file(path: str, run_id: str, exc: BaseException) -> store.StoreError:
-    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return store.StoreError(f"damaged dataset: cannot read '{path}' (run '{run_id}'): {reason}")
-
-
-def _read(table: Any) -> list[dict[str, Any]]:
-    names = [name for name in _COLUMNS if name in table.column_names]
-    if "sources" not in names:
-        return []  # written before incremental runs existed
-    rows: list[dict[str, Any]] = table.select(names).to_pylist()
-    return rows
+_COLUMNS = ("contract_fingerprint", "sources")
 
 
 def _entries(value: Any, run_id: str, where: str) -> list[Audited]:
     """A `runs.sources` value as entries; anything else is a damaged dataset naming `where`."""
-    def damaged(what: str) -> store.StoreError:
-        return store.StoreError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
+    def damaged(what: str) -> DatasetError:
+        return DatasetError(f"damaged dataset: '{where}' (run '{run_id}'): {what}")
 
     if value is None:
         return []
@@ -507,19 +452,19 @@ def _take(digest: Any, chunk: bytes, offset: int, wanted: list[int], prefixes: d
     digest.update(view[fed:])
 
 
-def _scan(source: Source, prefixes: Iterable[int]) -> _Scan:
+def _scan(file: InputFile, prefixes: Iterable[int]) -> _Scan:
     """Size, content hash, the hash of the first N bytes for each wanted N, the end of the last
     complete line and whether a line is being written after it, reading the file once up to
     its size at expansion."""
     digest = hashlib.sha256()
-    wanted = sorted(size for size in set(prefixes) if size <= source.size)
+    wanted = sorted(size for size in set(prefixes) if size <= file.size)
     found: dict[int, str] = {}
     offset = newlines = resume = 0
     tail = False
     try:
-        with open_source(source) as handle:
-            while offset < source.size:
-                chunk = handle.read(min(_CHUNK, source.size - offset))
+        with open_input(file) as handle:
+            while offset < file.size:
+                chunk = handle.read(min(_CHUNK, file.size - offset))
                 if not chunk:
                     break
                 _take(digest, chunk, offset, wanted, found)
@@ -532,13 +477,13 @@ def _scan(source: Source, prefixes: Iterable[int]) -> _Scan:
                     tail = True
                 offset += len(chunk)
     except OSError as exc:
-        raise SourceError(f"cannot read input '{source.path}': {exc}") from None
+        raise InputFileError(f"cannot read input '{file.path}': {exc}") from None
     if wanted and wanted[0] == 0:
         found[0] = _EMPTY_SHA
-    return _Scan(offset, digest.hexdigest(), resume, newlines, found, tail and source.kind == _PLAIN)
+    return _Scan(offset, digest.hexdigest(), resume, newlines, found, tail and file.kind == _PLAIN)
 
 
-def _content_prefixes(source: Source, prefixes: Iterable[int]) -> dict[int, str]:
+def _content_prefixes(file: InputFile, prefixes: Iterable[int]) -> dict[int, str]:
     """The hash of the first N decompressed bytes of a compressed input, for each wanted N (as
     far as the stream can be read: a damaged one is the reader's to report)."""
     digest = hashlib.sha256()
@@ -546,7 +491,7 @@ def _content_prefixes(source: Source, prefixes: Iterable[int]) -> dict[int, str]
     found: dict[int, str] = {}
     offset = 0
     try:
-        with open_source(source) as raw, decompressed(source.kind, raw) as stream:
+        with open_input(file) as raw, decompressed(file.kind, raw) as stream:
             while wanted:
                 chunk = stream.read(_CHUNK)
                 if not chunk:

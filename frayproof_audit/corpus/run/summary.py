@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 
 SUMMARY_SCHEMA_VERSION = 2

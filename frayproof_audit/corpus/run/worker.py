@@ -6,8 +6,8 @@ engine_error` naming the exception and where it was raised, and the shard goes o
 record. Anything else unexpected (a reader that raised) ends the shard with an `error` value, and
 the run reports the shard as not audited. A staging folder that cannot be written (a full disk)
 is a `fault` value: the parent stops the run. A worker that dies outright (killed, out of memory)
-cannot return anything: it leaves its in-flight marker behind, which is how the parent knows
-which shards to retry.
+cannot return anything: the executor knows which shards it had handed that worker
+(`executor.WorkerLost.in_flight`), and the parent retries those, each alone, once.
 """
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus import heap
-from frayproof_audit.corpus.config import FieldMap
-from frayproof_audit.corpus.record_tools import RecordTools
-from frayproof_audit.corpus.records import (
+from frayproof_audit.corpus.inputs.field_map import FieldMap
+from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
     Meta,
     MissingField,
@@ -31,13 +29,15 @@ from frayproof_audit.corpus.records import (
     parse_json_record_sized,
     snapshot_sizes,
 )
-from frayproof_audit.corpus.repair_out import repair_pair, write_repaired
-from frayproof_audit.corpus.shard_reader import Raw, read_shard
-from frayproof_audit.corpus.shards import Shard
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.store import stage_shard
-from frayproof_audit.corpus.tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
-from frayproof_audit.corpus.tally import Tally
+from frayproof_audit.corpus.inputs.shard_plan import Shard
+from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
+from frayproof_audit.corpus.run import heap
+from frayproof_audit.corpus.run.pair_repair import repair_pair, write_repaired
+from frayproof_audit.corpus.run.record_tools import RecordTools
+from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
+from frayproof_audit.corpus.store.pair_status import PairStatus
+from frayproof_audit.corpus.store.staging import stage_shard
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format
@@ -155,16 +155,16 @@ class _Auditor:
         self.tally = Tally()
         self.tools = RecordTools()
         self.repaired: list[bytes] = []
-        source = self.shard.source
-        self.parquet = source.kind == "parquet"
+        file = self.shard.file
+        self.parquet = file.kind == "parquet"
         self.label = "row" if self.parquet else "line"
         self.reader = FieldReader(
-            self.settings.fields, source.hive, self.parquet, self.settings.input_format
+            self.settings.fields, file.hive, self.parquet, self.settings.input_format
         )
         self.paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
         self.mutate_pair: Any = None
         if self.settings.mutate:
-            from frayproof_audit.mutate import mutate_pair
+            from frayproof_audit.mutate import mutate_pair  # only runs that mutate pay for it
 
             self.mutate_pair = mutate_pair
 
@@ -228,7 +228,7 @@ class _Auditor:
         pair_id = meta.pair_id if meta is not None else None
         return log_date, {
             "run_id": self.settings.run_id,
-            "pair_id": pair_id or f"{self.shard.source.path}:{raw.row}",
+            "pair_id": pair_id or f"{self.shard.file.path}:{raw.row}",
             "compactor": meta.compactor if meta is not None else None,
             "logged_at": logged_at,
             "logged_at_missing": logged_at is None,
@@ -236,9 +236,9 @@ class _Auditor:
 
     def _input_error(self, raw: Raw, meta: Meta | None, problem: str) -> None:
         log_date, row = self._base(raw, meta)
-        reason = f"{self.shard.source.path} {self.label} {raw.row}: {problem}"
+        reason = f"{self.shard.file.path} {self.label} {raw.row}: {problem}"
         row.update(
-            source=self.shard.source.path,
+            source=self.shard.file.path,
             source_row=raw.row,
             session_id=meta.session_id if meta is not None else None,
             format=meta.format if meta is not None else None,
@@ -252,11 +252,11 @@ class _Auditor:
 
     def _engine_error(self, raw: Raw, exc: Exception) -> None:
         """The record's row when auditing it raised: no meta (reading it may be what failed)."""
-        reason = f"{self.shard.source.path} {self.label} {raw.row}: {describe_exception(exc)}"
+        reason = f"{self.shard.file.path} {self.label} {raw.row}: {describe_exception(exc)}"
         row = {
             "run_id": self.settings.run_id,
-            "pair_id": f"{self.shard.source.path}:{raw.row}",
-            "source": self.shard.source.path,
+            "pair_id": f"{self.shard.file.path}:{raw.row}",
+            "source": self.shard.file.path,
             "source_row": raw.row,
             "status": PairStatus.ENGINE_ERROR,
             "engine_error": reason,
@@ -281,7 +281,7 @@ class _Auditor:
         status = PairStatus.PASS if report.passed else PairStatus.FAIL
         pair = dict(
             base,
-            source=self.shard.source.path,
+            source=self.shard.file.path,
             source_row=raw.row,
             session_id=meta.session_id,
             format=pair_format(before, after),  # the detected one under `auto`

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from frayproof_audit.corpus.store import StoreError
+from frayproof_audit.corpus.store.layout import StoreError
 
 HEARTBEAT_S = 30.0
 """How often the holder rewrites its heartbeat."""

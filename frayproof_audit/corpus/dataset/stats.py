@@ -24,9 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frayproof_audit.corpus.config import STATS_BY
-from frayproof_audit.corpus.dataset_reader import read_table
-from frayproof_audit.corpus.selection import (
+from frayproof_audit.corpus.dataset.selection import (
     Selection,
     SelectionError,
     active_conditions,
@@ -35,9 +33,11 @@ from frayproof_audit.corpus.selection import (
     runs_in,
     short,
 )
-from frayproof_audit.corpus.status import PairStatus
-from frayproof_audit.corpus.text_table import text_table
-from frayproof_audit.corpus.wilson import wilson_exprs
+from frayproof_audit.corpus.dataset.table_reader import read_table
+from frayproof_audit.corpus.dataset.text_table import text_table
+from frayproof_audit.corpus.dataset.wilson import wilson_exprs
+from frayproof_audit.corpus.run.audit_config import STATS_BY
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
@@ -224,8 +224,8 @@ def _finding_stats(
     With `scope` (`["run_id"]`: runs of several contracts), `active` names are per run."""
     pair_key = pl.struct("run_id", "pair_id")
     group_keys = keys or ["_all"]
-    source = findings if keys else findings.with_columns(pl.lit(0).alias("_all"))
-    grouped = source.group_by([*group_keys, *names]).agg(
+    frame = findings if keys else findings.with_columns(pl.lit(0).alias("_all"))
+    grouped = frame.group_by([*group_keys, *names]).agg(
         pl.len().cast(pl.Int64).alias("findings"),
         (pl.col("severity") == "error").sum().cast(pl.Int64).alias("errors"),
         (pl.col("severity") == "warning").sum().cast(pl.Int64).alias("warnings"),
@@ -234,7 +234,7 @@ def _finding_stats(
     )
     named = [*scope, *names]
     known = pl.DataFrame(active, schema={n: pl.String for n in named}, orient="row").lazy()
-    seen = source.select(named).unique()
+    seen = frame.select(named).unique()
     every = (pl.concat([known.with_row_index("_order"),
                         seen.join(known, on=named, how="anti", nulls_equal=True)
                         .sort(named, nulls_last=True).with_row_index("_order")
@@ -259,12 +259,12 @@ def _operator_stats(mutants: pl.LazyFrame, groups: pl.LazyFrame, keys: list[str]
     """Caught, survived, skipped and survival (with its Wilson interval over the mutants) per
     group × operator, for every operator that ran, in every group."""
     group_keys = keys or ["_all"]
-    source = mutants if keys else mutants.with_columns(pl.lit(0).alias("_all"))
-    counts = source.group_by([*group_keys, "operator"]).agg(
+    frame = mutants if keys else mutants.with_columns(pl.lit(0).alias("_all"))
+    counts = frame.group_by([*group_keys, "operator"]).agg(
         (pl.col("status") == name).sum().cast(pl.Int64).alias(name)
         for name in ("caught", "survived", "skipped")
     )
-    operators = source.select("operator").unique()
+    operators = frame.select("operator").unique()
     survival = pl.col("survived") / pl.col("applicable")
     return (
         groups.select(group_keys).join(operators, how="cross")

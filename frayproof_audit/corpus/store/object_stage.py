@@ -1,4 +1,4 @@
-"""The dataset on an object store (`s3://`, `gs://`, `abfs://`): no rename, no lock, same promise.
+"""The dataset on an object store (`s3://`, `gs://`, `abfs://`): no rename, no flock, same promise.
 
 The layout is the local one (`OUT/<table>/log_date=D/part-<run_id>-<n>.parquet`, `OUT/runs/`),
 so DuckDB, Polars and `read_table` read it the same way, and so is the rule that makes a commit
@@ -16,7 +16,7 @@ commits:
 A run killed anywhere leaves only files no `runs` row lists; the next run with the same run id
 deletes them (its staging prefixes and any unlisted part files of that id) before it starts.
 Object stores have no locks, so before any of this a run takes the run id's lock object
-(`corpus/run_lock.py`: created only if absent, replaced when its holder is dead): a second audit
+(`corpus/store/run_lock.py`: created only if absent, replaced when its holder is dead): a second audit
 with the same run id stops with an error instead of deleting the first one's files, and a run
 checks it still holds the lock right before it commits. Runs with different ids never touch
 each other's files.
@@ -33,18 +33,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.run_lock import RunLock
-from frayproof_audit.corpus.store import (
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, empty
+from frayproof_audit.corpus.store.layout import (
     RUNS_FOLDER,
     STAGING,
     StoreError,
     part_name,
-    read_handle,
     run_of_part,
     runs_name,
 )
-from frayproof_audit.corpus.tables import PARTITIONED_TABLES, empty
+from frayproof_audit.corpus.store.parquet_files import read_handle
+from frayproof_audit.corpus.store.run_lock import RunLock
 
 
 def write_object(fs: Any, path: str, table: pa.Table, metadata: dict[str, str]) -> None:
@@ -60,7 +60,7 @@ def stage_objects(
     tables: dict[str, dict[str, pa.Table]],
     metadata: Callable[[str], dict[str, str]],
 ) -> tuple[str, ...]:
-    """`store.stage_shard` for a staging prefix on an object store (runs in the worker)."""
+    """`staging.stage_shard` for a staging prefix on an object store (runs in the worker)."""
     fs, root = location.filesystem(folder)
     written = []
     for table, by_date in sorted(tables.items()):

@@ -18,9 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frayproof_audit.corpus.dataset_reader import read_run_files
-from frayproof_audit.corpus.sources import kind_of
-from frayproof_audit.corpus.status import PairStatus
+from frayproof_audit.corpus.dataset.checked_files import read_run_files
+from frayproof_audit.corpus.inputs.expansion import kind_of
+from frayproof_audit.corpus.store.arrow_tables import SCHEMAS
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 _PART = "_part"
 
@@ -181,8 +182,6 @@ def _read(out: str | os.PathLike[str], table: str, run_id: str, columns: list[st
         name = f"{Path(path).parent.name}/{Path(path).name}"
         parts.append(data.append_column(_PART, pa.array([name] * data.num_rows, pa.string())))
     if not parts:
-        from frayproof_audit.corpus.tables import SCHEMAS
-
         empty = SCHEMAS[table].empty_table().select(columns)
         return empty.append_column(_PART, pa.array([], pa.string()))
     return pa.concat_tables(parts)

@@ -13,41 +13,36 @@ released before the exception leaves `run_audit`; nothing is committed.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Any, ParamSpec
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.corpus.config import (
-    DEFAULT_MAX_INPUT_ERROR_RATE,
-    DEFAULT_MAX_MUTANTS_PER_PAIR,
-    DEFAULT_MAX_RECORD_BYTES,
-    DEFAULT_SHARD_BYTES,
-    AuditConfig,
-    ConfigError,
-    FieldMap,
-)
-from frayproof_audit.corpus.executor import (
+from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
+from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
+from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
+from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
+from frayproof_audit.corpus.run.audit_config import AuditConfig, RunOptions
+from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
     ClusterLost,
     Executor,
     WorkerLost,
     effective_jobs,
 )
-from frayproof_audit.corpus.incremental import Incremental, plan_incremental
-from frayproof_audit.corpus.shards import Shard, plan
-from frayproof_audit.corpus.sources import Source, expand_sources
-from frayproof_audit.corpus.store import Stage, StoreError, open_stage, output_location
-from frayproof_audit.corpus.summary import NotAudited, RunSummary
-from frayproof_audit.corpus.tables import file_metadata, runs_row
-from frayproof_audit.corpus.tally import MAX_SAMPLES, Tally
-from frayproof_audit.corpus.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
-
-if TYPE_CHECKING:
-    from frayproof_audit.corpus.object_store import ObjectStage
+from frayproof_audit.corpus.run.summary import NotAudited, RunSummary
+from frayproof_audit.corpus.run.tally import MAX_SAMPLES, Tally
+from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
+from frayproof_audit.corpus.store.arrow_tables import file_metadata, runs_row
+from frayproof_audit.corpus.store.layout import StoreError, output_location
+from frayproof_audit.corpus.store.local_stage import Stage
+from frayproof_audit.corpus.store.object_stage import ObjectStage
+from frayproof_audit.corpus.store.staging import open_stage
 
 _Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 
@@ -67,59 +62,69 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-def audit(
-    inputs: str | Sequence[str],
-    contract: str | None,
-    out: str,
-    *,
-    jobs: int = -1,
-    backend: str = "loky",
-    scheduler: str | None = None,
-    incremental: bool = False,
-    run_id: str | None = None,
-    fields: dict[str, str] | FieldMap | None = None,
-    mutate: bool = True,
-    operators: Sequence[str] | None = None,
-    input_format: str | None = None,
-    fail_on: Sequence[str] = ("failures",),
-    max_failure_rate: float | None = None,
-    max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE,
-    allow_engine_errors: bool = False,
-    max_mutants_per_pair: int | None = DEFAULT_MAX_MUTANTS_PER_PAIR,
-    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
-    shard_bytes: int = DEFAULT_SHARD_BYTES,
-    argv: Sequence[str] = (),
-    progress: ProgressCallback | None = None,
-) -> RunSummary:
-    """Audit JSONL/Parquet logs of before/after pairs into the Parquet dataset at `out`.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditKeywords(RunOptions):
+    """The parameters of `audit()`: every `RunOptions` field as a keyword, and what a Python
+    caller spells its own way: the inputs (one path or several), the contract and OUT first,
+    `jobs` (`AuditConfig.n_jobs`), `fields` as a mapping of field names to dotted paths (or a
+    `FieldMap`), and the `progress` callback (no option of the run)."""
 
-    The keywords are `AuditConfig`'s fields (`jobs` is its `n_jobs`); `fields` maps field names
-    to dotted paths. Raises `InputError` (a bad contract, option or input path) before any work.
+    inputs: str | Sequence[str] = field(kw_only=False)
+    contract: str | None = field(kw_only=False)
+    out: str = field(kw_only=False)
+    jobs: int = -1
+    fields: Mapping[str, str] | FieldMap | None = None
+    progress: ProgressCallback | None = None
+
+
+_P = ParamSpec("_P")
+
+
+def _called_with(
+    parameters: Callable[_P, AuditKeywords],
+) -> Callable[[Callable[[AuditKeywords], RunSummary]], Callable[_P, RunSummary]]:
+    """`run` as the function whose parameters are those of `parameters` (a dataclass): what a
+    caller passes is checked (by mypy, and by the dataclass when called) against one definition."""
+
+    def decorate(run: Callable[[AuditKeywords], RunSummary]) -> Callable[_P, RunSummary]:
+        @functools.wraps(run)
+        def call(*args: _P.args, **kwargs: _P.kwargs) -> RunSummary:
+            return run(parameters(*args, **kwargs))
+
+        returns = inspect.signature(run).return_annotation
+        call.__signature__ = inspect.signature(parameters).replace(  # type: ignore[attr-defined]
+            return_annotation=returns)
+        return call
+
+    return decorate
+
+
+@_called_with(AuditKeywords)
+def audit(keywords: AuditKeywords) -> RunSummary:
+    """Audit JSONL/Parquet logs of before/after pairs into the Parquet dataset at `out`:
+    `audit(inputs, contract, out, **options)`.
+
+    The options are `RunOptions`' fields (the same as `AuditConfig`'s), plus `jobs` (its
+    `n_jobs`), `fields` (field names to dotted paths) and `progress` (`AuditKeywords`). Raises
+    `InputError` (a bad contract, option or input path) before any work.
     """
-    field_map = fields if isinstance(fields, FieldMap) else FieldMap().with_specs(dict(fields or {}))
+    given = keywords.fields
+    field_map = given if isinstance(given, FieldMap) else FieldMap().with_specs(dict(given or {}))
+    options = {option.name: _frozen(getattr(keywords, option.name)) for option in fields(RunOptions)}
     config = AuditConfig(
-        inputs=(inputs,) if isinstance(inputs, str) else tuple(inputs),
-        out=out,
-        contract=contract,
-        n_jobs=jobs,
-        backend=backend,
-        scheduler=scheduler,
-        incremental=incremental,
-        run_id=run_id,
+        inputs=(keywords.inputs,) if isinstance(keywords.inputs, str) else tuple(keywords.inputs),
+        out=keywords.out,
+        contract=keywords.contract,
+        n_jobs=keywords.jobs,
         fields=field_map,
-        mutate=mutate,
-        operators=tuple(operators) if operators is not None else None,
-        input_format=input_format,
-        fail_on=tuple(fail_on),
-        max_failure_rate=max_failure_rate,
-        max_record_bytes=max_record_bytes,
-        shard_bytes=shard_bytes,
-        argv=tuple(argv),
-        max_input_error_rate=max_input_error_rate,
-        allow_engine_errors=allow_engine_errors,
-        max_mutants_per_pair=max_mutants_per_pair,
+        **options,
     )
-    return run_audit(config, progress)
+    return run_audit(config, keywords.progress)
+
+
+def _frozen(value: Any) -> Any:
+    """A list given for a tuple option (`fail_on=[...]`) as the tuple the frozen config holds."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -136,18 +141,18 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_sources(config.inputs, config.out, config.repair_folder)
-    sources = expanded.sources
+    expanded = expand_inputs(config.inputs, config.out, config.repair_folder)
+    files = expanded.files
     if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
-        sources = tuple(source.absolute() for source in sources)
-    executor: _Executor = Executor(config.backend, _estimated_jobs(config, sources), config.scheduler)
+        files = tuple(file.absolute() for file in files)
+    executor: _Executor = Executor(config.backend, _estimated_jobs(config, files), config.scheduler)
     try:
         executor.start()  # loky workers start (and import the engine) while the parent plans
         incremental: Incremental | None = None
         if config.incremental:
-            incremental = plan_incremental(sources, config.out, contract.fingerprint, run_id)
-            sources = incremental.sources
-        shards = plan(sources, config.shard_bytes, incremental.spans if incremental else None)
+            incremental = plan_incremental(files, config.out, contract.fingerprint, run_id)
+            files = incremental.files
+        shards = plan(files, config.shard_bytes, incremental.spans if incremental else None)
         executor.n_jobs = _jobs(config, shards)
         stage = open_stage(config.out, run_id)
         try:
@@ -258,10 +263,10 @@ def dispatch_order(shards: Sequence[Shard]) -> list[Shard]:
     return sorted(shards, key=lambda shard: -shard.weight)
 
 
-def _estimated_jobs(config: AuditConfig, sources: tuple[Source, ...]) -> int:
+def _estimated_jobs(config: AuditConfig, files: tuple[InputFile, ...]) -> int:
     """`_jobs` before planning, from file sizes alone (what starting the pool early needs)."""
-    tasks = sum(max(1, -(-source.size // config.shard_bytes)) for source in sources)
-    return effective_jobs(config.n_jobs, tasks, sum(source.size for source in sources))
+    tasks = sum(max(1, -(-file.size // config.shard_bytes)) for file in files)
+    return effective_jobs(config.n_jobs, tasks, sum(file.size for file in files))
 
 
 def _jobs(config: AuditConfig, shards: tuple[Shard, ...]) -> int:

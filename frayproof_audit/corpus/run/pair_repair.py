@@ -21,7 +21,7 @@ from typing import Any
 
 import frayproof_audit.checks as registry
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus.sources import REPAIRED_MARKER
+from frayproof_audit.corpus.inputs.expansion import REPAIRED_MARKER
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import get_format, writer_of

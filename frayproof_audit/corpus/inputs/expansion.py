@@ -1,4 +1,4 @@
-"""Input expansion: files, globs, folders (recursive) and Hive datasets → an ordered list of sources.
+"""Input expansion: files, globs, folders (recursive) and Hive datasets → an ordered list of input files.
 
 Expansion happens in the parent before any work, so a typo in a path is exit 2 within a second,
 not a run that silently audited nothing. The list is sorted by path, so the same inputs in any
@@ -7,7 +7,7 @@ order give the same shards, the same part files and the same tables.
 What expansion promises, because a nightly job runs it unattended:
 
 * An input is a URI only when it starts with `scheme://` (`s3://bucket/logs/`, `gs://…`):
-  then it is read through fsspec (`corpus/location.py`), `file://` being a local path. Anything
+  then it is read through fsspec (`corpus/inputs/location.py`), `file://` being a local path. Anything
   else, colons included (`audit:2025-06-02/`), is a local path.
 * Inputs are regular files. A FIFO, a device or a socket would block or never end, so naming one
   is an error, and so is `-` (standard input is not read: save it to a file first).
@@ -20,7 +20,7 @@ What expansion promises, because a nightly job runs it unattended:
   `runs/` holding our part files) are skipped, and `ExpandedInputs.skipped_datasets` names them
   so the run can say so. So are repaired snapshots: the run's `--repair-out` folder, and any
   folder an earlier run's `--repair-out` marked (`REPAIRED_MARKER`), such as last night's.
-* A file name that is not UTF-8 is still read; `Source.path` shows its undecodable bytes as
+* A file name that is not UTF-8 is still read; `InputFile.path` shows its undecodable bytes as
   `\\xNN` (`caf\\xe9.jsonl`), the form every table and message uses.
 """
 
@@ -31,9 +31,11 @@ import re
 import stat
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
+from typing import IO
 from urllib.parse import unquote
 
-from frayproof_audit.corpus import location
+from frayproof_audit.corpus.inputs import location
+from frayproof_audit.corpus.store.layout import LOCK, RUNS_FOLDER, STAGING
 from frayproof_audit.errors import InputError
 
 KINDS = {
@@ -48,23 +50,19 @@ KINDS = {
 """File name endings we read, and the reader each one needs."""
 
 _NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
-# A dataset's own names (corpus/store.py); repeated here so expansion stays import-light.
-_LOCK = ".frayproof-audit.lock"
-_STAGING = "_staging"
-_RUNS = "runs"
 _PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
-_TABLE_FOLDERS = frozenset((_RUNS, "pairs", "findings", "mutants", _STAGING))
+_TABLE_FOLDERS = frozenset((RUNS_FOLDER, "pairs", "findings", "mutants", STAGING))
 _RUN_LOCK = re.compile(r"[^.].*\.lock")
 REPAIRED_MARKER = ".frayproof-audit-repaired"
 """Written into every `--repair-out` folder: the repaired snapshots in it are output, not logs."""
 
 
-class SourceError(InputError):
+class InputFileError(InputError):
     """An input path does not exist, matches nothing, or cannot be read (exit 2)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Source:
+class InputFile:
     """One input file. `hive` holds `key=value` folder names above it (values URL-decoded).
 
     `path` is the name tables and messages show; `os_path` is the name to open when the two
@@ -83,18 +81,28 @@ class Source:
     def local(self) -> str:
         return self.path if self.os_path is None else self.os_path
 
-    def absolute(self) -> Source:
-        """The same source, opened by an absolute name (for workers with another working folder)."""
+    def absolute(self) -> InputFile:
+        """The same file, opened by an absolute name (for workers with another working folder)."""
         if self.remote or os.path.isabs(self.local):
             return self
         return replace(self, os_path=os.path.abspath(self.local))
+
+
+def open_input(file: InputFile) -> IO[bytes]:
+    """A binary file for an input: the local file, or the object read through fsspec. Readers
+    hand this file object to Arrow, so no name is ever parsed as a URI by accident."""
+    if file.remote:
+        fs, path = location.filesystem(file.path)
+        handle: IO[bytes] = fs.open(path, "rb")
+        return handle
+    return open(file.local, "rb")
 
 
 @dataclass(frozen=True, slots=True)
 class ExpandedInputs:
     """The input files, and the dataset folders expansion left out (shown by the summary)."""
 
-    sources: tuple[Source, ...]
+    files: tuple[InputFile, ...]
     skipped_datasets: tuple[str, ...] = ()
 
     def note(self) -> str | None:
@@ -198,10 +206,10 @@ class _Expander:
         if folder not in self._roots:
             self._roots[folder] = (
                 _key(folder) in self.outputs
-                or os.path.isfile(os.path.join(folder, _LOCK))
+                or os.path.isfile(os.path.join(folder, LOCK))
                 or os.path.isfile(os.path.join(folder, REPAIRED_MARKER))
-                or _holds(os.path.join(folder, _STAGING), _RUN_LOCK)
-                or _holds(os.path.join(folder, _RUNS), _PART)
+                or _holds(os.path.join(folder, STAGING), _RUN_LOCK)
+                or _holds(os.path.join(folder, RUNS_FOLDER), _PART)
             )
         return self._roots[folder]
 
@@ -227,7 +235,7 @@ class _Expander:
                 with os.scandir(folder) as listing:
                     entries = sorted(listing, key=lambda entry: entry.name)
             except OSError as exc:
-                raise SourceError(
+                raise InputFileError(
                     f"cannot list input folder '{display_path(folder)}': {exc.strerror or exc}"
                 ) from None
             folders.append(folder)
@@ -295,7 +303,7 @@ def _recursive_glob(pattern: str, expander: _Expander) -> list[str]:
 
 def _glob(pattern: str) -> list[str]:
     """`glob.glob(pattern)` (no `**`), sorted, except that a folder the pattern has to list or
-    look into and cannot is a `SourceError` naming it: glob.glob skips it silently."""
+    look into and cannot is a `InputFileError` naming it: glob.glob skips it silently."""
     absolute = pattern.startswith(os.sep)
     parts = [part for part in pattern.split(os.sep) if part]
     found = [os.sep if absolute else ""]
@@ -325,7 +333,7 @@ def _names_in(folder: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
-        raise SourceError(
+        raise InputFileError(
             f"cannot list input folder '{display_path(folder)}': {exc.strerror or exc}") from None
 
 
@@ -335,45 +343,45 @@ def _looked_up(path: str, base: str, folder: bool) -> bool:
     try:
         info = os.stat(path) if folder else os.lstat(path)
     except PermissionError as exc:
-        raise SourceError(f"cannot list input folder '{display_path(base or os.curdir)}':"
+        raise InputFileError(f"cannot list input folder '{display_path(base or os.curdir)}':"
                           f" {exc.strerror or exc}") from None
     except (OSError, ValueError):
         return False  # missing, a link loop, a name too long: no match, as for glob.glob
     return stat.S_ISDIR(info.st_mode) if folder else True
 
 
-def expand_sources(
+def expand_inputs(
     inputs: tuple[str, ...] | list[str], out: str | None = None, repair_out: str | None = None
 ) -> ExpandedInputs:
     """Every input file, once, sorted by path, and the dataset folders left out.
 
     `out` is the run's dataset folder and `repair_out` its `--repair-out` folder: never read,
     whatever the inputs say (nor is any other folder holding `REPAIRED_MARKER`). Raises
-    `SourceError` (or `ConfigError` for a URI) for anything unusable.
+    `InputFileError` (or `ConfigError` for a URI) for anything unusable.
     """
     local_out = location.local_path(out) if out is not None else None
     local_repairs = location.local_path(repair_out) if repair_out is not None else None
     expander = _Expander(local_out, local_repairs)
     chosen: dict[str, str] = {}  # realpath -> path as spelled
-    remote: dict[str, Source] = {}
+    remote: dict[str, InputFile] = {}
     for given in inputs:
         local = location.local_path(given)
         if local is None:
-            for source in _remote_sources(given, out, expander):
-                remote.setdefault(source.path, source)
+            for file in _remote_files(given, out, expander):
+                remote.setdefault(file.path, file)
             continue
         for path in _files_of(local, expander):
             chosen.setdefault(os.path.realpath(path), os.path.normpath(path))
     skipped = tuple(expander.skipped)
     if not chosen and not remote:
         also = f" (skipped frayproof-audit output: {', '.join(skipped)})" if skipped else ""
-        raise SourceError(f"the inputs hold no {_NONE_FOUND}{also}")
-    found = [_source(path) for path in chosen.values()] + list(remote.values())
-    return ExpandedInputs(tuple(sorted(found, key=lambda source: source.path)), skipped)
+        raise InputFileError(f"the inputs hold no {_NONE_FOUND}{also}")
+    found = [_input_file(path) for path in chosen.values()] + list(remote.values())
+    return ExpandedInputs(tuple(sorted(found, key=lambda file: file.path)), skipped)
 
 
-def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[Source]:
-    """The data files under (or matched by) a URI, as remote sources, hidden names left out.
+def _remote_files(given: str, out: str | None, expander: _Expander) -> list[InputFile]:
+    """The data files under (or matched by) a URI, as remote input files, hidden names left out.
 
     The `--out` dataset and any folder holding a dataset's `runs/` part files are skipped, as
     for local folders."""
@@ -394,20 +402,20 @@ def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[So
         elif fs.isfile(root):
             infos, base = {root: fs.info(root)}, root.rsplit("/", 1)[0]
         else:
-            raise SourceError(f"input '{given}' does not exist")
+            raise InputFileError(f"input '{given}' does not exist")
     except (OSError, ValueError, NotImplementedError) as exc:
         # ValueError: s3fs refuses to walk every bucket (`s3://*`); NotImplementedError: a
         # filesystem that cannot list
-        raise SourceError(f"cannot list input '{given}': {exc or type(exc).__name__}") from None
+        raise InputFileError(f"cannot list input '{given}': {exc or type(exc).__name__}") from None
     out_path = None
     if out is not None and location.is_uri(out) and location.scheme(out) == location.scheme(given):
         out_path = location.filesystem(out)[1].rstrip("/") + "/"
     datasets = {
         path.rsplit("/", 2)[0] + "/"
         for path in infos
-        if path.rsplit("/", 2)[-2:-1] == [_RUNS] and _PART.fullmatch(path.rsplit("/", 1)[-1])
+        if path.rsplit("/", 2)[-2:-1] == [RUNS_FOLDER] and _PART.fullmatch(path.rsplit("/", 1)[-1])
     }
-    sources = []
+    files = []
     for path, info in sorted(infos.items()):
         relative = path[len(base):].strip("/").split("/")
         if any(_hidden(part) for part in relative) or kind_of(path) is None:
@@ -422,23 +430,23 @@ def _remote_sources(given: str, out: str | None, expander: _Expander) -> list[So
         kind = kind_of(path)
         assert kind is not None
         size = info.get("size")
-        sources.append(Source(uri, kind, int(size) if isinstance(size, int) else 0,
+        files.append(InputFile(uri, kind, int(size) if isinstance(size, int) else 0,
                               _hive_values(uri), remote=True))
-    if not sources and not expander.skipped:
-        raise SourceError(f"input '{given}' holds no {_NONE_FOUND}")
-    return sources
+    if not files and not expander.skipped:
+        raise InputFileError(f"input '{given}' holds no {_NONE_FOUND}")
+    return files
 
 
-def expand_inputs(inputs: tuple[str, ...] | list[str], out: str | None = None) -> tuple[Source, ...]:
-    """The input files of `expand_sources` (kept for callers that need only the files)."""
-    return expand_sources(inputs, out).sources
+def input_files(inputs: tuple[str, ...] | list[str], out: str | None = None) -> tuple[InputFile, ...]:
+    """The input files of `expand_inputs` (kept for callers that need only the files)."""
+    return expand_inputs(inputs, out).files
 
 
 def _files_of(given: str, expander: _Expander) -> list[str]:
     """The data files one input names; raises for an input that names nothing usable."""
     shown = display_path(given)
     if given == "-":
-        raise SourceError("input '-': standard input is not read; save it to a file and give its path")
+        raise InputFileError("input '-': standard input is not read; save it to a file and give its path")
     literal = not _is_glob(given) or os.path.lexists(given)
     skipped = len(expander.skipped)
     if literal:
@@ -448,7 +456,7 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
     else:
         matches = _glob(given)
     if not literal and not matches and len(expander.skipped) == skipped:
-        raise SourceError(f"input '{shown}' matches no files")
+        raise InputFileError(f"input '{shown}' matches no files")
     files: list[str] = []
     for match in matches:
         if os.path.isdir(match):
@@ -458,13 +466,13 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
                 continue
             found = [path for path in expander.walk(match)[1] if kind_of(path) is not None]
             if not found and literal and len(expander.skipped) == skipped:
-                raise SourceError(f"input folder '{shown}' holds no {_NONE_FOUND}")
+                raise InputFileError(f"input folder '{shown}' holds no {_NONE_FOUND}")
             files.extend(found)
         elif os.path.lexists(match):
             if kind_of(match) is None:
                 if not literal:
                     continue
-                raise SourceError(
+                raise InputFileError(
                     f"input '{display_path(match)}' is not .jsonl, .ndjson, .jsonl.gz, .jsonl.zst"
                     " or .parquet"
                 )
@@ -474,12 +482,12 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
                 continue
             files.append(match)
         else:
-            raise SourceError(f"input '{display_path(match)}' does not exist")
+            raise InputFileError(f"input '{display_path(match)}' does not exist")
     return files
 
 
-def _source(path: str) -> Source:
-    """A `Source` for a chosen file, after checking it is a regular file we can open."""
+def _input_file(path: str) -> InputFile:
+    """An `InputFile` for a chosen file, after checking it is a regular file we can open."""
     shown = display_path(path)
     kind = kind_of(path)
     assert kind is not None
@@ -487,9 +495,9 @@ def _source(path: str) -> Source:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             # Checked before opening: opening a FIFO blocks until a writer comes.
-            raise SourceError(f"input '{shown}' is {file_type(info.st_mode)}, not a regular file")
+            raise InputFileError(f"input '{shown}' is {file_type(info.st_mode)}, not a regular file")
         with open(path, "rb"):
             pass
     except OSError as exc:
-        raise SourceError(f"cannot read input '{shown}': {exc.strerror or exc}") from None
-    return Source(shown, kind, info.st_size, _hive_values(shown), None if shown == path else path)
+        raise InputFileError(f"cannot read input '{shown}': {exc.strerror or exc}") from None
+    return InputFile(shown, kind, info.st_size, _hive_values(shown), None if shown == path else path)

@@ -18,15 +18,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING
 
 import polars as pl
 
-from frayproof_audit.corpus.dataset_reader import read_table
+from frayproof_audit.checks import CHECKS
+from frayproof_audit.contract import Contract, ContractError, parse_contract
+from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.errors import InputError
-
-if TYPE_CHECKING:
-    from frayproof_audit.contract import Contract
 
 SHA_PREFIX = "sha256:"
 """Prefix of a contract key made from the text's hash (its contract no longer parses)."""
@@ -129,8 +127,6 @@ def runs_in(out: str | os.PathLike[str], selection: Selection) -> list[RunInfo]:
 
 def _fingerprint(text: str, sha256: str) -> str:
     """Today's fingerprint of a stored contract text, or `sha256:<hash>` when it no longer parses."""
-    from frayproof_audit.contract import Contract, ContractError, parse_contract
-
     try:
         return (parse_contract(text) if text.strip() else Contract()).fingerprint
     except ContractError:
@@ -163,8 +159,6 @@ def short(key: str) -> str:
 def contract_of(runs: list[RunInfo]) -> Contract | None:
     """The `Contract` the runs were judged by (parsed from the first run's stored text), or None
     when there are no runs or the text no longer parses."""
-    from frayproof_audit.contract import Contract, ContractError, parse_contract
-
     if not runs:
         return None
     text = runs[0].contract_text
@@ -177,8 +171,6 @@ def contract_of(runs: list[RunInfo]) -> Contract | None:
 def active_conditions(contract: Contract | None) -> dict[str, tuple[str, ...]]:
     """Check name → its condition codes, for every check the contract had running (enabled,
     and asked something of), in report order: the rows stats and trends show even at zero."""
-    from frayproof_audit.checks import CHECKS
-
     if contract is None:
         return {}
     found = {}

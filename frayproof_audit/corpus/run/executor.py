@@ -3,7 +3,7 @@
 An `Executor` is three verbs: `submit(function, shared, tasks)`, `completed()` (results as they
 finish, each carrying its own key, so order never matters) and, when a worker vanishes, the
 `WorkerLost` that `completed()` raises, naming the tasks that were in flight (or `ClusterLost`
-when no worker is left at all). The caller's retry policy (`run._execute`: each lost task once
+when no worker is left at all). The caller's retry policy (`audit_run._execute`: each lost task once
 more, alone, then given up) is therefore the same on every backend, and needs no shared
 filesystem: the executor itself knows which tasks it handed out and which came back, because
 it hands out at most `IN_FLIGHT_PER_WORKER` tasks per worker ahead of the results (one running,
@@ -55,8 +55,6 @@ S = TypeVar("S")
 T = TypeVar("T")
 R = TypeVar("R")
 
-PROCESS_BACKENDS = frozenset({"loky", "dask", "ray"})
-"""Backends whose workers are separate processes, so one can die without taking the run."""
 CLUSTER_BACKENDS = frozenset({"dask", "ray"})
 """Backends that need `--scheduler`: the work runs wherever that cluster's workers are."""
 
@@ -74,10 +72,6 @@ class ClusterLost(WorkerLost):
     """No worker is left to run anything (every worker of a cluster gone, none back within
     `WORKER_WAIT_S`, or the scheduler gone): no task that has not finished can run, so retrying
     one cannot help. `in_flight` are the tasks that were handed out."""
-
-
-WorkerDied = WorkerLost
-"""The older name of `WorkerLost`."""
 
 
 class BackendError(InputError):
@@ -189,7 +183,9 @@ def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
 def warm_worker() -> int:
     """Import what auditing a shard needs, so the first real task does not pay for it (run on
     every Dask worker by `Executor.start`, and by `start_worker` in every loky worker)."""
-    import frayproof_audit.corpus.worker  # noqa: F401 - the import is the point
+    # The import is the point, in the worker process at its start (the worker module imports
+    # nothing of this one: no cycle).
+    import frayproof_audit.corpus.run.worker  # noqa: F401
 
     return os.getpid()
 

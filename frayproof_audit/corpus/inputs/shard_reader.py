@@ -22,7 +22,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.shards import Shard, open_source
+from frayproof_audit.corpus.inputs.expansion import open_input
+from frayproof_audit.corpus.inputs.shard_plan import Shard
 
 _BUFFER = 1024 * 1024
 _PARQUET_BATCH = 256
@@ -54,7 +55,7 @@ def read_shard(
     """The shard's records. `json_columns` (Parquet): text columns the caller only parses as
     JSON; their cells come as UTF-8 `bytes` instead of `str` (one copy of a giant cell less,
     and no encoding back), while sizes and hashes stay those of the text."""
-    if shard.source.kind == "parquet":
+    if shard.file.kind == "parquet":
         return _parquet_rows(shard, columns, frozenset(json_columns))
     return _jsonl_lines(shard, limit)
 
@@ -69,8 +70,8 @@ def decompressed(kind: str, raw: IO[bytes]) -> io.BufferedIOBase:
 
 def _open(shard: Shard, raw: IO[bytes]) -> io.BufferedIOBase:
     """The shard's byte stream over `raw` (closed by the caller): decompressed, or positioned."""
-    if shard.source.kind != "jsonl":
-        return decompressed(shard.source.kind, raw)
+    if shard.file.kind != "jsonl":
+        return decompressed(shard.file.kind, raw)
     handle = io.BufferedReader(raw, buffer_size=_BUFFER)  # type: ignore[type-var]
     handle.seek(shard.start)
     return handle
@@ -92,13 +93,13 @@ def _skip(handle: io.BufferedIOBase, count: int) -> None:
 def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
     """Non-blank lines of the shard's byte range (or the whole compressed stream)."""
     line_no = shard.first_row - 1
-    if shard.source.kind == "jsonl":
+    if shard.file.kind == "jsonl":
         remaining = shard.stop - shard.start
     else:
         remaining = -1 if shard.stream_stop is None else shard.stream_stop - shard.start
-    opened = open_source(shard.source) if shard.source.remote else io.FileIO(shard.source.local, "rb")
+    opened = open_input(shard.file) if shard.file.remote else io.FileIO(shard.file.local, "rb")
     with opened as raw, _open(shard, raw) as handle:
-        if shard.source.kind != "jsonl" and shard.start:
+        if shard.file.kind != "jsonl" and shard.start:
             try:
                 _skip(handle, shard.start)
             except DECOMPRESS_ERRORS as exc:
@@ -200,7 +201,7 @@ def _parquet_rows(shard: Shard, columns: list[str] | None, json_columns: frozens
     cannot be read is one problem `Raw` (the planner gave it `records = None`)."""
     row = shard.first_row
     try:
-        handle = open_source(shard.source)  # never a URI; names that are not UTF-8 open too
+        handle = open_input(shard.file)  # never a URI; names that are not UTF-8 open too
     except OSError as exc:
         yield Raw(row, None, 0, _EMPTY_SHA, f"cannot read the file: {exc.strerror or exc}")
         return

@@ -12,36 +12,16 @@ skipped). Parquet shards are runs of whole row groups. The plan depends only on 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus import location
-from frayproof_audit.corpus.newlines import count_newlines
-from frayproof_audit.corpus.sources import Source, SourceError
+from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, open_input
+from frayproof_audit.corpus.inputs.newlines import count_newlines
 
 _SCAN_CHUNK = 4 * 1024 * 1024
-
-
-def open_local(path: str) -> pa.NativeFile:
-    """An Arrow file for a local path. Arrow readers given a string infer a URI from it
-    (`in:1/x.parquet` is "filesystem `in`"), so every Arrow read goes through an open file;
-    the name is passed as bytes so names that are not UTF-8 open too."""
-    return pa.OSFile(os.fsencode(path))
-
-
-def open_source(source: Source) -> IO[bytes]:
-    """A binary file for an input: the local file, or the object read through fsspec. Readers
-    hand this file object to Arrow, so no name is ever parsed as a URI by accident."""
-    if source.remote:
-        fs, path = location.filesystem(source.path)
-        handle: IO[bytes] = fs.open(path, "rb")
-        return handle
-    return open(source.local, "rb")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +46,7 @@ class Shard:
     """
 
     ordinal: int
-    source: Source
+    file: InputFile
     start: int
     stop: int
     first_row: int
@@ -80,14 +60,14 @@ class Shard:
     @property
     def name(self) -> str:
         """A human-readable, unique name: what the summary and `runs` say when it failed."""
-        path = self.source.path
-        if self.source.kind == "parquet":
+        path = self.file.path
+        if self.file.kind == "parquet":
             groups = f"row group {self.start}" if self.stop - self.start == 1 else (
                 f"row groups {self.start}-{self.stop - 1}"
             )
             rows = f", rows {self.first_row}-{self.first_row + (self.records or 1) - 1}"
             return f"{path} [{groups}{rows}]"
-        if self.source.kind != "jsonl":
+        if self.file.kind != "jsonl":
             if self.start == 0 and self.stream_stop is None:
                 return f"{path} [whole file]"
             stop = "the end" if self.stream_stop is None else f"{self.stream_stop - 1}"
@@ -101,53 +81,53 @@ class Shard:
 
 
 def plan(
-    sources: tuple[Source, ...], shard_bytes: int, spans: Mapping[str, tuple[Span, ...]] | None = None
+    files: tuple[InputFile, ...], shard_bytes: int, spans: Mapping[str, tuple[Span, ...]] | None = None
 ) -> tuple[Shard, ...]:
-    """All shards of all sources, numbered in source order (the order of the final tables).
+    """All shards of all input files, numbered in file order (the order of the final tables).
 
-    `spans` maps a JSONL source's path (plain or compressed) to the parts of it to audit (an
-    incremental run): only those are planned. Other sources are planned whole."""
+    `spans` maps a JSONL file's path (plain or compressed) to the parts of it to audit (an
+    incremental run): only those are planned. Other files are planned whole."""
     shards: list[Shard] = []
-    for source in sources:
-        parts = (spans or {}).get(source.path)
-        if source.kind != "parquet" and source.kind != "jsonl" and parts is not None:
+    for file in files:
+        parts = (spans or {}).get(file.path)
+        if file.kind != "parquet" and file.kind != "jsonl" and parts is not None:
             for span in parts:  # part of a compressed file: one shard each
-                shards.append(Shard(len(shards), source, span.start, source.size, span.line + 1, None,
-                                    source.size, span.stop))
+                shards.append(Shard(len(shards), file, span.start, file.size, span.line + 1, None,
+                                    file.size, span.stop))
             continue
         pieces: list[tuple[int, int, int, int | None]]
-        if source.kind == "jsonl":
+        if file.kind == "jsonl":
             wanted = parts if parts is not None else (Span(0, 0),)
             pieces = [piece for span in wanted for piece in _jsonl_ranges(
-                source, shard_bytes, span.start, span.line, source.size if span.stop is None else span.stop)]
-        elif source.kind == "parquet":
-            pieces = list(_parquet_groups(source, shard_bytes))
+                file, shard_bytes, span.start, span.line, file.size if span.stop is None else span.stop)]
+        elif file.kind == "parquet":
+            pieces = list(_parquet_groups(file, shard_bytes))
         else:
-            pieces = [(0, source.size, 1, None)]  # records unknown until decompressed
+            pieces = [(0, file.size, 1, None)]  # records unknown until decompressed
         rows = sum(piece[3] or 0 for piece in pieces)
         for start, stop, first_row, records in pieces:
-            if source.kind == "jsonl":
+            if file.kind == "jsonl":
                 size = stop - start
-            elif source.kind == "parquet":
-                size = source.size * (records or 0) // rows if rows else 0
+            elif file.kind == "parquet":
+                size = file.size * (records or 0) // rows if rows else 0
             else:
-                size = source.size
-            shards.append(Shard(len(shards), source, start, stop, first_row, records, size))
+                size = file.size
+            shards.append(Shard(len(shards), file, start, stop, first_row, records, size))
     return tuple(shards)
 
 
 def _jsonl_ranges(
-    source: Source, shard_bytes: int, begin: int = 0, lines_skipped: int = 0, end: int | None = None
+    file: InputFile, shard_bytes: int, begin: int = 0, lines_skipped: int = 0, end: int | None = None
 ) -> Iterator[tuple[int, int, int, int]]:
     """(start, stop, first line, lines) ranges from byte `begin` (a line start, `lines_skipped`
     lines into the file) to byte `end` (a line start or the size at expansion); every stop is
     just after a newline or at `end`."""
-    limit = source.size if end is None else end
+    limit = file.size if end is None else end
     start, first_line, lines_before = begin, lines_skipped + 1, lines_skipped
     target = begin + shard_bytes
     offset = begin
     try:
-        with open_source(source) as handle:
+        with open_input(file) as handle:
             handle.seek(begin)
             while offset < limit:  # bytes appended after expansion belong to the next run
                 chunk = handle.read(min(_SCAN_CHUNK, limit - offset))
@@ -169,23 +149,23 @@ def _jsonl_ranges(
                 lines_before += count_newlines(chunk, counted)
                 offset = chunk_end
     except OSError as exc:
-        raise SourceError(f"cannot read input '{source.path}': {exc.strerror or exc}") from None
+        raise InputFileError(f"cannot read input '{file.path}': {exc.strerror or exc}") from None
     if start < offset:
         trailing = 0 if offset == 0 else lines_before - first_line + 1
-        with open_source(source) as handle:
+        with open_input(file) as handle:
             handle.seek(offset - 1)
             if handle.read(1) != b"\n":
                 trailing += 1  # a last line without a newline is still a line
         yield start, offset, first_line, trailing
 
 
-def _parquet_groups(source: Source, shard_bytes: int) -> Iterator[tuple[int, int, int, int | None]]:
+def _parquet_groups(file: InputFile, shard_bytes: int) -> Iterator[tuple[int, int, int, int | None]]:
     """Consecutive row groups, grouped until their stored size reaches `shard_bytes`.
 
     A file whose footer cannot be read (not Parquet, truncated) is one shard with `records`
     unknown: its reader reports it as one input error, and the rest of the run goes on."""
     try:
-        with open_source(source) as handle:  # a file object: a colon is never a URI scheme
+        with open_input(file) as handle:  # a file object: a colon is never a URI scheme
             metadata = pq.ParquetFile(handle).metadata
     except (OSError, pa.ArrowException):
         yield 0, 1, 0, None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from frayproof_audit.corpus.status import PairStatus
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 MAX_SAMPLES = 10
 
