@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frayproof_audit import engine
+import frayproof_audit.checks as registry
 from frayproof_audit.corpus.run import audit_run as run
 from frayproof_audit.corpus.run import worker
 from frayproof_audit.corpus.run.worker import ShardResult, ShardTask
@@ -51,9 +51,9 @@ def _enospc(path: object) -> OSError:
 
 def install_engine_bug() -> None:
     """Make the first registered check raise on pairs whose after snapshot mentions BOOM."""
-    if getattr(engine, "_fault_run_installed", False):
+    if getattr(registry, "_fault_run_installed", False):
         return
-    first, *rest = engine.CHECKS
+    first, *rest = registry.CHECKS
     real = first.find
 
     def find(after: Any, contract: Any, before: Any, settings: Any) -> Any:
@@ -61,8 +61,8 @@ def install_engine_bug() -> None:
             raise RuntimeError("injected engine bug")
         return real(after, contract, before, settings)
 
-    engine.CHECKS = (dataclasses.replace(first, find=find), *rest)  # type: ignore[misc]
-    engine._fault_run_installed = True  # type: ignore[attr-defined]
+    registry.CHECKS = (dataclasses.replace(first, find=find), *rest)
+    registry._fault_run_installed = True  # type: ignore[attr-defined]
 
 
 def fail_marker() -> None:

@@ -269,11 +269,11 @@ def test_an_engine_bug_costs_one_record_in_a_subprocess(
 def test_an_engine_bug_in_process_keeps_the_rest_of_the_shard(
     tmp_path: Path, contract: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from frayproof_audit import engine
+    import frayproof_audit.checks as registry
 
-    monkeypatch.setattr(engine, "CHECKS", engine.CHECKS)
+    monkeypatch.setattr(registry, "CHECKS", registry.CHECKS)
     fault_run.install_engine_bug()
-    monkeypatch.delattr(engine, "_fault_run_installed")
+    monkeypatch.delattr(registry, "_fault_run_installed")
     summary = audit([str(_boom_corpus(tmp_path))], str(contract), str(tmp_path / "out"), jobs=1)
     assert (summary.passed, summary.engine_errors, summary.exit_code) == (11, 1, EXIT_FAIL)
     assert "engine_error 1" in summary.to_text()
