@@ -47,6 +47,7 @@ the reading notes it (`format_notes`).
 
 from __future__ import annotations
 
+import collections
 import functools
 import importlib
 import json
@@ -121,7 +122,8 @@ def spelling(message: Any) -> tuple[str, dict[str, Any], str] | None:
                 return kind, kwargs, ".kwargs"
         return None
     kind = message.get("type")
-    if type(kind) is not str or (kind not in TYPES and kind not in CHUNKS) or "role" in message:
+    if type(kind) is not str or (kind not in TYPES and kind not in CHUNKS) or (
+            "role" in message and kind != "chat"):
         return None
     data = message.get("data")
     if type(data) is dict and "content" not in message:
@@ -157,8 +159,9 @@ class LangChainWriter:
         loaded = snapshot.loaded
         wire = snapshot.wire
         numbers = [loaded.origin(index).message for index in range(len(loaded))]
-        for number, message in enumerate(wire):
-            count = numbers.count(number)
+        counts = collections.Counter(numbers)
+        for number in range(len(wire)):
+            count = counts[number]
             if count != 1:
                 what = ("a RemoveMessage marker" if count == 0 else
                         f"one message read as {count} (its tool_result blocks)")
@@ -374,7 +377,7 @@ def _content(index: int, prefix: str, content: str | list[Any], kind: str,
     for position, block in enumerate(content):
         if type(block) is not str and type(block) is not dict:
             raise _fail(index, f"{where}[{position}]", "must be a string or an object")
-    if all(type(block) is str or block.get("type") == "text" for block in content):
+    if all(isinstance(block, str) or block.get("type") == "text" for block in content):
         return "\n".join(_text(index, f"{where}[{p}]", block) for p, block in enumerate(content))
     blocks: list[Any] = []
     for position, block in enumerate(content):
@@ -496,7 +499,7 @@ def _by_langchain(index: int, message: dict[str, Any], prefix: str,
                                f"LangChain reads it ({EXTRA})") from None
     try:
         if prefix == ".kwargs":
-            value = load.load(message, allowed_objects="messages")
+            value = load.load(message, allowed_objects="core")
         elif prefix == ".data":
             [value] = messages.messages_from_dict([message])
         else:
