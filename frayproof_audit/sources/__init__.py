@@ -15,7 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.sources import claude_code, codex, gemini_cli
+from frayproof_audit.sources import claude_code, codex, gemini_cli, otel
 from frayproof_audit.sources.base import (
     EVENTS,
     FIDELITIES,
@@ -38,7 +38,8 @@ from frayproof_audit.sources.base import (
 )
 
 SOURCES: dict[str, Source] = {
-    source.name: source for source in (codex.SOURCE, claude_code.SOURCE, gemini_cli.SOURCE)
+    source.name: source for source in (codex.SOURCE, claude_code.SOURCE, gemini_cli.SOURCE,
+                                       otel.SOURCE)
 }
 PAIRS = "pairs"
 """The audit's own records (`before`, `after`, ...): not a session source."""

@@ -140,12 +140,16 @@ class Counts:
 
     lines: int = 0
     events: int = 0
-    """Compaction markers: one `Compaction` row each."""
+    """Compaction markers: one `Compaction` row each. For a request log, the lines (rows)
+    holding the later call of an event: one OTLP line may hold several calls, so several
+    rows."""
     other: int = 0
     """Valid log lines that are no compaction (no row)."""
     problems: int = 0
     """`LineProblem` rows."""
     blank: int = 0
+    calls: int = 0
+    """Request logs: the model calls read (0 for session files)."""
 
 
 CallRole = Literal["main", "summarizer", "side", "retry", "incomplete"]
