@@ -347,6 +347,12 @@ def reused(text: str, request: list[Item]) -> bool:
     return any(item.role != "assistant" and _holds(item.text, text) for item in request)
 
 
+def carried(text: str, request: list[Item]) -> bool:
+    """Whether `text` (a call's output) is an assistant turn of `request`: the conversation
+    went on with it as the model's own answer."""
+    return any(item.role == "assistant" and _holds(item.text, text) for item in request)
+
+
 def asks_for_summary(request: list[Item]) -> bool:
     """Whether a request's last user or system message asks for a summary."""
     for item in reversed(request):

@@ -48,6 +48,8 @@ from frayproof_audit.sources.base import (
 from frayproof_audit.sources.diffing import (
     Item,
     Verdict,
+    asks_for_summary,
+    carried,
     classify,
     items,
     reused,
@@ -285,19 +287,27 @@ def _relate(threads: list[_Thread], read: _Read,
 
 def _summarizers(reads: list[_Read]) -> None:
     """Mark the summarizer's calls: named so by their producer, or whose output reappears in a
-    later request of the conversation in a message that is not the assistant's."""
+    later request of the conversation in a message that is not the assistant's (a summary sent
+    back as a user or system message), never as the assistant's own turn, and whose request
+    asks for a summary or whose output reappears next to a known summary marker."""
     for position, read in enumerate(reads):
         if read.incomplete is not None:
             continue
         if read.call.summarizer is not None:
             read.role = "summarizer"
             continue
-        if read.output is None:
+        output = read.output
+        if output is None:
             continue
-        for later in reads[position + 1:position + 1 + LOOKAHEAD]:
-            if later.incomplete is None and reused(read.output, later.request):
-                read.role = "summarizer"
-                break
+        later = [other for other in reads[position + 1:position + 1 + LOOKAHEAD]
+                 if other.incomplete is None]
+        if any(carried(output, other.request) for other in later):
+            continue
+        holders = [item for other in later for item in other.request
+                   if item.role != "assistant" and reused(output, [item])]
+        if holders and (asks_for_summary(read.request)
+                        or any(item.marker is not None for item in holders)):
+            read.role = "summarizer"
 
 
 def _forked(reads: list[_Read], position: int, base: _Read, read: _Read) -> bool:
