@@ -90,6 +90,8 @@ class Call:
     """Why its content cannot be diffed (not logged, cut short), if so."""
     summarizer: str | None = None
     """Why the producer names it the summarizer's call, if it does."""
+    tiebreak: str = ""
+    """Orders calls that start at the same time (LangSmith's `dotted_order`)."""
     marked: frozenset[int] = frozenset()
     """Wire messages of the request a producer tagged as a summary."""
     notes: tuple[str, ...] = ()
@@ -146,8 +148,9 @@ def _read(call: Call) -> _Read:
     return read
 
 
-def _order(call: Call) -> tuple[bool, int, bool, int, int]:
-    return (call.start is None, call.start or 0, call.end is None, call.end or 0, call.row)
+def _order(call: Call) -> tuple[bool, int, str, bool, int, int]:
+    return (call.start is None, call.start or 0, call.tiebreak, call.end is None, call.end or 0,
+            call.row)
 
 
 def pair_calls(source: str, calls: Iterable[Call]) -> tuple[list[Compaction], list[Lineage]]:
