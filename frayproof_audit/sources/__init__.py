@@ -19,7 +19,15 @@ from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.errors import InputError
-from frayproof_audit.sources import claude_code, codex, gemini_cli, langfuse, langsmith, otel
+from frayproof_audit.sources import (
+    claude_code,
+    codex,
+    gemini_cli,
+    langfuse,
+    langgraph,
+    langsmith,
+    otel,
+)
 from frayproof_audit.sources.base import (
     EVENTS,
     FIDELITIES,
@@ -43,7 +51,8 @@ from frayproof_audit.sources.base import (
 
 SOURCES: dict[str, Source] = {
     source.name: source for source in (codex.SOURCE, claude_code.SOURCE, gemini_cli.SOURCE,
-                                       otel.SOURCE, langfuse.SOURCE, langsmith.SOURCE)
+                                       langgraph.SOURCE, otel.SOURCE, langfuse.SOURCE,
+                                       langsmith.SOURCE)
 }
 PAIRS = "pairs"
 """The audit's own records (`before`, `after`, ...): not a session source."""
