@@ -28,22 +28,48 @@ def _turns(draw: st.DrawFn) -> list[list[dict[str, Any]]]:
         messages: list[dict[str, Any]] = [{"role": "user", "content": f"question number {turn}"}]
         for batch in range(draw(st.integers(0, 2))):
             ids = [f"call_{turn}_{batch}_{k}" for k in range(draw(st.integers(1, 2)))]
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": i, "type": "function", "function": {"name": "read", "arguments": f'{{"n": "{i}"}}'}}
-                for i in ids]})
-            messages += [{"role": "tool", "tool_call_id": i, "content": f"the long result of {i}"}
-                         for i in ids]
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": i,
+                            "type": "function",
+                            "function": {"name": "read", "arguments": f'{{"n": "{i}"}}'},
+                        }
+                        for i in ids
+                    ],
+                }
+            )
+            messages += [
+                {"role": "tool", "tool_call_id": i, "content": f"the long result of {i}"} for i in ids
+            ]
         messages.append({"role": "assistant", "content": f"answer number {turn}"})
         turns.append(messages)
     return turns
 
 
-def calls_of(history_steps: list[list[dict[str, Any]]], responses: list[dict[str, Any]],
-             stateful_from: int | None = None) -> list[Call]:
-    return [Call(row=n + 1, conversation="conv", grouped_by="test", format="openai", request=request,
-                 response=[response], start=1000 * (n + 1),
-                 stateful="previous_response_id is set" if stateful_from is not None and n >= stateful_from else None)
-            for n, (request, response) in enumerate(zip(history_steps, responses, strict=True))]
+def calls_of(
+    history_steps: list[list[dict[str, Any]]],
+    responses: list[dict[str, Any]],
+    stateful_from: int | None = None,
+) -> list[Call]:
+    return [
+        Call(
+            row=n + 1,
+            conversation="conv",
+            grouped_by="test",
+            format="openai",
+            request=request,
+            response=[response],
+            start=1000 * (n + 1),
+            stateful="previous_response_id is set"
+            if stateful_from is not None and n >= stateful_from
+            else None,
+        )
+        for n, (request, response) in enumerate(zip(history_steps, responses, strict=True))
+    ]
 
 
 def requests(turns: list[list[dict[str, Any]]]) -> tuple[list[list[dict[str, Any]]], list[dict[str, Any]]]:
@@ -73,22 +99,27 @@ def test_an_append_only_conversation_yields_no_pair(conversation: Any) -> None:
     assert dict(lineage.counts)["append"] == len(steps) - 1
 
 
-def planted(conversation: Any, kind: str, draw: st.DrawFn) -> tuple[str, list[Any], list[Any], int, list[Any]]:
+def planted(
+    conversation: Any, kind: str, draw: st.DrawFn
+) -> tuple[str, list[Any], list[Any], int, list[Any]]:
     """The conversation with one `kind` change at request k (a truncation where there is no
     tool result to clear); every later request goes on from the changed history. Returns
     (kind, requests, responses, k, the expected after)."""
     steps, responses = conversation
     k = draw(st.integers(1, len(steps) - 1))
     history = steps[k]
-    body = history[1:len(steps[k - 1]) + 1]  # what the previous request and its response held
-    new_turn = history[len(steps[k - 1]) + 1:]
+    body = history[1 : len(steps[k - 1]) + 1]  # what the previous request and its response held
+    new_turn = history[len(steps[k - 1]) + 1 :]
     if kind == "truncate":
         cut = draw(st.integers(1, len(body) - 1))
         changed = [SYSTEM, *body[cut:]]
     elif kind == "summarize":
         cut = draw(st.integers(1, len(body)))
-        changed = [SYSTEM, {"role": "user", "content": "Here is a summary of the conversation to date:\n\nwe read files"},
-                   *body[cut:]]
+        changed = [
+            SYSTEM,
+            {"role": "user", "content": "Here is a summary of the conversation to date:\n\nwe read files"},
+            *body[cut:],
+        ]
     elif kind == "clear":
         results = [i for i, m in enumerate(body) if m["role"] == "tool"]
         if not results:
@@ -102,14 +133,16 @@ def planted(conversation: Any, kind: str, draw: st.DrawFn) -> tuple[str, list[An
         new_turn = [{"role": "user", "content": "a different question"}]
     rewritten = [*steps[:k]]
     for later in steps[k:]:
-        tail = new_turn + later[len(history):] if kind == "rewind" else later[len(steps[k - 1]) + 1:]
+        tail = new_turn + later[len(history) :] if kind == "rewind" else later[len(steps[k - 1]) + 1 :]
         rewritten.append([*changed, *tail])
     return kind, rewritten, responses, k, changed
 
 
 @SETTINGS
 @given(conversations(), st.sampled_from(["truncate", "summarize", "clear", "rewind"]), st.data())
-def test_a_planted_change_yields_exactly_one_event_of_its_class(conversation: Any, kind: str, data: Any) -> None:
+def test_a_planted_change_yields_exactly_one_event_of_its_class(
+    conversation: Any, kind: str, data: Any
+) -> None:
     expected, steps, responses, k, after = planted(conversation, kind, data.draw)
     calls = calls_of(steps, responses)
     rows, [lineage] = pair_calls("test", calls)
@@ -118,7 +151,9 @@ def test_a_planted_change_yields_exactly_one_event_of_its_class(conversation: An
     assert row.diff is not None and row.diff.classification == expected and row.diff.previous_row == k
     assert row.before == [*steps[k - 1], responses[k - 1]]
     assert row.after == after
-    assert [t.classification for t in lineage.transitions if t.row != k + 1][1:] == ["append"] * (len(steps) - 2)
+    assert [t.classification for t in lineage.transitions if t.row != k + 1][1:] == ["append"] * (
+        len(steps) - 2
+    )
     shuffled = list(calls)
     random.Random(k).shuffle(shuffled)
     assert pair_calls("test", shuffled)[0] == rows

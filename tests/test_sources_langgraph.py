@@ -23,28 +23,32 @@ from frayproof_audit.sources import Compaction, derive, detect_file, read_source
 from tests.helpers import make_contract
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
-from langchain.agents import create_agent  # noqa: E402
-from langchain.agents.middleware import SummarizationMiddleware  # noqa: E402
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel  # noqa: E402
-from langchain_core.load import dumpd  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
-from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
+from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.load import dumpd
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 
 
 def states(graph: Any, thread: str) -> dict[str, Any]:
     """The graph's own state history of a thread, by checkpoint time stamp."""
-    return {snapshot.created_at: snapshot
-            for snapshot in graph.get_state_history({"configurable": {"thread_id": thread}})}
+    return {
+        snapshot.created_at: snapshot
+        for snapshot in graph.get_state_history({"configurable": {"thread_id": thread}})
+    }
 
 
 def held(graph: Any, thread: str, row: Compaction) -> tuple[list[Any], list[Any]]:
     """The messages the graph held at the compaction's checkpoint and at its parent."""
     history = states(graph, thread)
     child = history[row.logged_at]
-    parent = next(s for s in history.values()
-                  if s.config["configurable"]["checkpoint_id"] ==
-                  child.parent_config["configurable"]["checkpoint_id"])
+    parent = next(
+        s
+        for s in history.values()
+        if s.config["configurable"]["checkpoint_id"] == child.parent_config["configurable"]["checkpoint_id"]
+    )
     return ([dumpd(m) for m in parent.values["messages"]], [dumpd(m) for m in child.values["messages"]])
 
 
@@ -53,21 +57,35 @@ def test_summarization_middleware_steps_are_the_compactions(tmp_path: Path) -> N
     with sqlite3.connect(path, check_same_thread=False) as connection:
         model = FakeMessagesListChatModel(responses=[AIMessage(f"answer {i}") for i in range(30)])
         summarizer = FakeMessagesListChatModel(responses=[AIMessage("They asked q0 to q2.")] * 5)
-        agent = create_agent(model, tools=[], system_prompt="Be brief.", checkpointer=SqliteSaver(connection),
-                             middleware=[SummarizationMiddleware(model=summarizer, trigger=("messages", 6),
-                                                                 keep=("messages", 2))])
+        agent = create_agent(
+            model,
+            tools=[],
+            system_prompt="Be brief.",
+            checkpointer=SqliteSaver(connection),
+            middleware=[
+                SummarizationMiddleware(model=summarizer, trigger=("messages", 6), keep=("messages", 2))
+            ],
+        )
         for thread in ("alice", "bob"):
             for i in range(5 if thread == "alice" else 2):
                 agent.invoke({"messages": [HumanMessage(f"q{i}")]}, {"configurable": {"thread_id": thread}})
-        summaries = [m for m in agent.get_state({"configurable": {"thread_id": "alice"}}).values["messages"]
-                     if str(m.content).startswith("Here is a summary of the conversation to date:")]
+        summaries = [
+            m
+            for m in agent.get_state({"configurable": {"thread_id": "alice"}}).values["messages"]
+            if str(m.content).startswith("Here is a summary of the conversation to date:")
+        ]
         assert len(summaries) == 1  # the graph compacted alice once, bob never
         assert detect_file(path) == "langgraph"
         found = derive("langgraph", path.name, read_source("langgraph", path))
         [row] = found.rows
         assert isinstance(row, Compaction)
         assert (row.session_id, row.pair_id, row.event, row.fidelity, row.format) == (
-            "alice", "alice:1", "summarize", "explicit", "langchain")
+            "alice",
+            "alice:1",
+            "summarize",
+            "explicit",
+            "langchain",
+        )
         assert row.compactor == "langgraph/SummarizationMiddleware.before_model"
         assert (row.before, row.after) == held(agent, "alice", row)
         assert row.after[0]["kwargs"]["id"] == summaries[0].id
@@ -107,14 +125,29 @@ def test_a_remove_message_trimming_node_is_a_truncation(tmp_path: Path) -> None:
 
 
 def line(thread: str, checkpoint: str, parent: str | None, values: dict[str, Any]) -> bytes:
-    return json.dumps({"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": checkpoint,
-                       "parent_checkpoint_id": parent, "ts": f"2026-01-01T00:00:0{checkpoint}Z",
-                       "metadata": {}, "versions_seen": {"summarize": {"messages": checkpoint}},
-                       "channel_values": values}).encode() + b"\n"
+    return (
+        json.dumps(
+            {
+                "thread_id": thread,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint,
+                "parent_checkpoint_id": parent,
+                "ts": f"2026-01-01T00:00:0{checkpoint}Z",
+                "metadata": {},
+                "versions_seen": {"summarize": {"messages": checkpoint}},
+                "channel_values": values,
+            }
+        ).encode()
+        + b"\n"
+    )
 
 
-MESSAGES = [dumpd(HumanMessage("q0", id="h0")), dumpd(AIMessage("a0", id="a0")),
-            dumpd(HumanMessage("q1", id="h1")), dumpd(AIMessage("a1", id="a1"))]
+MESSAGES = [
+    dumpd(HumanMessage("q0", id="h0")),
+    dumpd(AIMessage("a0", id="a0")),
+    dumpd(HumanMessage("q1", id="h1")),
+    dumpd(AIMessage("a1", id="a1")),
+]
 SUMMARY = dumpd(HumanMessage("Summary of the conversation so far: q0", id="s1"))
 
 
@@ -123,15 +156,37 @@ def test_langmem_summarized_messages_and_deepagents_events_and_cleared_results()
         line("m", "1", None, {"messages": MESSAGES}),
         line("m", "2", "1", {"messages": MESSAGES, "summarized_messages": [SUMMARY, *MESSAGES[2:]]}),
         line("d", "1", None, {"messages": MESSAGES}),
-        line("d", "2", "1", {"messages": MESSAGES, "_summarization_event": {
-            "cutoff_index": 2, "summary_message": SUMMARY, "file_path": "/conversation_history/d.md"}}),
-        line("c", "1", None, {"messages": [*MESSAGES, dumpd(ToolMessage("x" * 40, tool_call_id="c", id="t"))]}),
-        line("c", "2", "1", {"messages": [*MESSAGES, dumpd(ToolMessage("[cleared]", tool_call_id="c", id="t"))]}),
-        b'{"not": "a checkpoint"}\n']
+        line(
+            "d",
+            "2",
+            "1",
+            {
+                "messages": MESSAGES,
+                "_summarization_event": {
+                    "cutoff_index": 2,
+                    "summary_message": SUMMARY,
+                    "file_path": "/conversation_history/d.md",
+                },
+            },
+        ),
+        line(
+            "c", "1", None, {"messages": [*MESSAGES, dumpd(ToolMessage("x" * 40, tool_call_id="c", id="t"))]}
+        ),
+        line(
+            "c",
+            "2",
+            "1",
+            {"messages": [*MESSAGES, dumpd(ToolMessage("[cleared]", tool_call_id="c", id="t"))]},
+        ),
+        b'{"not": "a checkpoint"}\n',
+    ]
     found = derive("langgraph", "dump.jsonl", lines)
     rows = [row for row in found.rows if isinstance(row, Compaction)]
     assert [(row.session_id, row.event, row.source_row) for row in rows] == [
-        ("m", "summarize", 2), ("d", "summarize", 4), ("c", "clear", 6)]
+        ("m", "summarize", 2),
+        ("d", "summarize", 4),
+        ("c", "clear", 6),
+    ]
     assert rows[0].before == MESSAGES and rows[0].after == [SUMMARY, *MESSAGES[2:]]
     assert rows[1].before == MESSAGES and rows[1].after == [SUMMARY, *MESSAGES[2:]]
     assert found.counts.problems == 1 and found.counts.events == 3

@@ -13,8 +13,10 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-SUMMARY = ("The user greeted the shop agent and asked for the weather in Paris (rainy, 12 C) "
-           "and then for order 42, which shipped on Monday.")
+SUMMARY = (
+    "The user greeted the shop agent and asked for the weather in Paris (rainy, 12 C) "
+    "and then for order 42, which shipped on Monday."
+)
 SYSTEM = "You are the shop agent. Never refund without an order id."
 
 
@@ -26,9 +28,17 @@ def reply(messages: list[dict[str, Any]]) -> dict[str, Any]:
     if text.startswith("Summarize"):
         return {"role": "assistant", "content": SUMMARY}
     if "weather" in text:
-        return {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{len(messages)}", "type": "function",
-            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{len(messages)}",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        }
     if last.get("role") == "tool":
         return {"role": "assistant", "content": "It is rainy in Paris."}
     return {"role": "assistant", "content": f"Answer to: {text}"}
@@ -38,12 +48,24 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         message = reply(body["messages"])
-        out = {"id": f"chatcmpl-{len(body['messages'])}", "object": "chat.completion",
-               "created": 1, "model": body["model"],
-               "choices": [{"index": 0, "message": message,
-                            "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
-               "usage": {"prompt_tokens": 40 * len(body["messages"]), "completion_tokens": 7,
-                         "total_tokens": 40 * len(body["messages"]) + 7}}
+        out = {
+            "id": f"chatcmpl-{len(body['messages'])}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 40 * len(body["messages"]),
+                "completion_tokens": 7,
+                "total_tokens": 40 * len(body["messages"]) + 7,
+            },
+        }
         data = json.dumps(out).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -72,8 +94,14 @@ def _hex_ids(value: Any) -> Any:
     import base64
 
     if isinstance(value, dict):
-        return {key: (base64.b64decode(item).hex() if key in ("traceId", "spanId", "parentSpanId")
-                      and isinstance(item, str) else _hex_ids(item)) for key, item in value.items()}
+        return {
+            key: (
+                base64.b64decode(item).hex()
+                if key in ("traceId", "spanId", "parentSpanId") and isinstance(item, str)
+                else _hex_ids(item)
+            )
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_hex_ids(item) for item in value]
     return value
@@ -84,8 +112,10 @@ def otlp_lines(spans: Any) -> list[str]:
     from google.protobuf.json_format import MessageToDict
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    return [json.dumps(_hex_ids(MessageToDict(encode_spans([span]), use_integers_for_enums=True)))
-            for span in spans]
+    return [
+        json.dumps(_hex_ids(MessageToDict(encode_spans([span]), use_integers_for_enums=True)))
+        for span in spans
+    ]
 
 
 @contextmanager
@@ -106,8 +136,11 @@ def instrumented() -> Iterator[tuple[Any, Any, Any]]:
     try:
         import openai
 
-        yield (lambda url: openai.OpenAI(base_url=url, api_key="test")), \
-            provider.get_tracer("agent"), exporter.get_finished_spans
+        yield (
+            (lambda url: openai.OpenAI(base_url=url, api_key="test")),
+            provider.get_tracer("agent"),
+            exporter.get_finished_spans,
+        )
     finally:
         instrumentor.uninstrument()
         for key in ("OTEL_SEMCONV_STABILITY_OPT_IN", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"):
@@ -118,8 +151,12 @@ def assistant(message: Any) -> dict[str, Any]:
     """An SDK response message as the next request's Chat message."""
     out: dict[str, Any] = {"role": "assistant", "content": message.content}
     if message.tool_calls:
-        out["tool_calls"] = [{"id": call.id, "type": "function",
-                              "function": {"name": call.function.name,
-                                           "arguments": call.function.arguments}}
-                             for call in message.tool_calls]
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.function.name, "arguments": call.function.arguments},
+            }
+            for call in message.tool_calls
+        ]
     return out
