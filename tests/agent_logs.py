@@ -35,8 +35,13 @@ def as_json(found: Derived) -> dict[str, Any]:
         fields["kind"] = "compaction" if isinstance(row, Compaction) else "line_problem"
         if isinstance(row, Compaction):
             fields["notes"] = list(row.notes)
+            if row.diff is None:  # only request-log (diffed) rows have one
+                del fields["diff"]
         rows.append(fields)
-    return {"counts": asdict(found.counts), "notes": list(found.notes), "rows": rows}
+    counts = asdict(found.counts)
+    if not counts["calls"]:  # only request logs count model calls
+        del counts["calls"]
+    return {"counts": counts, "notes": list(found.notes), "rows": rows}
 
 
 def expected_path(path: Path) -> Path:

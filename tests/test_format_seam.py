@@ -200,7 +200,7 @@ def test_a_format_without_a_writer_is_refused_by_name_and_never_repairable(
     refused = run_cli("repair", write(tmp_path / "broken.json", UNANSWERED), "--input-format",
                       "chatlog", expect=2)
     assert ("transcripts in format 'chatlog' cannot be rewritten (supported: openai, anthropic, "
-            "openai-responses, otel-genai)") in refused.stderr
+            "openai-responses, otel-genai, langchain)") in refused.stderr
 
 
 def test_a_real_process_registers_it_with_one_line(tmp_path: Path) -> None:

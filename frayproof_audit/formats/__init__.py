@@ -13,6 +13,7 @@ from frayproof_audit.formats.anthropic import ANTHROPIC
 from frayproof_audit.formats.auto import AutoFormat
 from frayproof_audit.formats.base import Format, Origin, evidence_of, writer_of
 from frayproof_audit.formats.gemini import GEMINI
+from frayproof_audit.formats.langchain import LANGCHAIN
 from frayproof_audit.formats.openai import OPENAI
 from frayproof_audit.formats.otel import OTEL_GENAI
 from frayproof_audit.formats.responses import OPENAI_RESPONSES
@@ -27,6 +28,7 @@ FORMATS.update({
     OPENAI_RESPONSES.name: OPENAI_RESPONSES,
     OTEL_GENAI.name: OTEL_GENAI,
     GEMINI.name: GEMINI,
+    LANGCHAIN.name: LANGCHAIN,
 })
 FORMAT_NAMES = tuple(FORMATS)
 DEFAULT_FORMAT = OPENAI.name

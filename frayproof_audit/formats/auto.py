@@ -2,7 +2,7 @@
 
 The decision reads the whole snapshot, never just its first marker, and never ranks evidence.
 What counts as evidence is what makes one format's reading differ from the others', and each
-format states its own (`Format.evidence`, `formats.evidence`): for the five formats here,
+format states its own (`Format.evidence`, `formats.evidence`): for the six formats here,
 
 * `openai`: a message with `tool_calls`, `tool_call_id`, `function_call` or `refusal` (any
   non-null value), or with role `tool` or `function` (and no `parts`);
@@ -20,7 +20,10 @@ format states its own (`Format.evidence`, `formats.evidence`): for the five form
   string (as spans carry `gen_ai.input.messages`; no other format takes one);
 * `gemini`: a message with role `model`, or with a part that has no `type` and holds Gemini
   part data (`text`, `functionCall`, `functionResponse`, `inlineData`, `fileData`,
-  `executableCode`, `codeExecutionResult`, `thought`).
+  `executableCode`, `codeExecutionResult`, `thought`);
+* `langchain`: a serialized LangChain message (`lc`, `type: "constructor"`, a message class in
+  `id`), or a message typed `human`, `ai`, `system`, `tool`, `chat`, `function` or `remove`
+  (or a chunk) with `content` or `data` and no `role`.
 
 Evidence of two or more formats is an `AmbiguousFormat` error naming the first of each (ties
 in place broken by registry order): two readings that both fit would give different verdicts

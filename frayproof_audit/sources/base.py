@@ -1,13 +1,19 @@
 """What a *source* is: the seam between an agent's own session files and the audit's pairs.
 
 A source turns the lines of one session file (Codex CLI rollout, Claude Code transcript, Gemini
-CLI session) into one row per compaction event: a `Compaction` with the wire before and after
+CLI session; or the JSON lines a source reads a database or a Parquet export into, `Source.read`)
+into one row per compaction event: a `Compaction` with the wire before and after
 the agent's model saw, or, for a line that is not a JSON object, a `LineProblem`. Every
 compaction marker in the file is exactly one `Compaction`, whether or not its before and after
 can be rebuilt (when they cannot, `problem` says exactly why: the row is an input error, never
 dropped and never guessed); a line that is valid but no compaction is only counted. Sources are
-pure: lines in, rows out. Reading files (`open_lines`), another file a source needs
-(`Siblings`) and everything a run does with the rows belong to the caller.
+pure: lines in, rows out. Reading files (`open_lines`, or a source's own `read` for a file that
+is not JSON lines), another file a source needs (`Siblings`) and everything a run does with the
+rows belong to the caller.
+
+Request-log sources (traces, observability exports) hold model calls, not compactions: their
+rows are *diffed* from consecutive calls of one conversation (`sources.diffing`), and their
+`Derived.lineages` say how every transition was classified, and why.
 """
 
 from __future__ import annotations
@@ -21,16 +27,29 @@ from typing import Any, Literal
 
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
 
-Event = Literal["summarize", "clear", "remote_opaque"]
+Event = Literal["summarize", "clear", "remote_opaque", "truncate", "rewind"]
 """`summarize`: history replaced by a summary (and a kept tail); `clear`: tool output cleared
 or shortened in place; `remote_opaque`: replaced by a provider-made item whose content is
-encrypted, judged on structure only."""
-Fidelity = Literal["explicit", "replayed", "rebuilt"]
+encrypted, judged on structure only; `truncate`: older messages dropped, nothing new in their
+place (a sliding window, a trimming step); `rewind`: the history went back to an earlier point
+and went on differently (an edited or regenerated turn: no compaction, but what the model no
+longer sees)."""
+Fidelity = Literal["explicit", "replayed", "rebuilt", "diffed"]
 """`explicit`: the log holds the after itself; `replayed`: rebuilt by replaying the log as the
-agent does on resume; `rebuilt`: reconstructed from a summary by the agent's own rules."""
+agent does on resume; `rebuilt`: reconstructed from a summary by the agent's own rules;
+`diffed`: told from two consecutive logged requests of one conversation (`sources.diffing`)."""
 Trigger = Literal["auto", "manual"]
-EVENTS: tuple[Event, ...] = ("summarize", "clear", "remote_opaque")
-FIDELITIES: tuple[Fidelity, ...] = ("explicit", "replayed", "rebuilt")
+Classification = Literal["append", "summarize", "truncate", "clear", "rewind", "stateful",
+                         "unrelated"]
+"""How a request relates to the one before it in its lineage (`sources.diffing`): `append`
+(the history grew: no event), a compaction event (`summarize`, `truncate`, `clear`), a
+`rewind`, `stateful` (the request carries only a delta on a server-side history:
+`previous_response_id` and friends; never diffed) or `unrelated` (nothing in common: another
+agent's call, set apart)."""
+EVENTS: tuple[Event, ...] = ("summarize", "clear", "remote_opaque", "truncate", "rewind")
+FIDELITIES: tuple[Fidelity, ...] = ("explicit", "replayed", "rebuilt", "diffed")
+CLASSIFICATIONS: tuple[Classification, ...] = ("append", "summarize", "truncate", "clear",
+                                               "rewind", "stateful", "unrelated")
 TRIGGERS: tuple[Trigger, ...] = ("auto", "manual")
 
 Line = bytes | str
@@ -39,6 +58,29 @@ Siblings = Callable[[str], Iterator[tuple[str, Iterable[Line]]]]
 session file's folder → (name relative to that folder, lines) of each matching file, in name
 order. Claude Code asks for
 its summarizer's transcripts (`<session>/subagents/agent-acompact-*.jsonl`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """Why a diffed row is the event it is: the evidence of the classification."""
+
+    classification: Classification
+    previous_row: int
+    """The line or row of the earlier call (the before is its request and its response)."""
+    diverged_at: int | None
+    """The index in `before` of its first message the after does not continue with (None:
+    before is a prefix of after)."""
+    before_item: str | None
+    """That message, described (`before[3] tool result of call_7, 1 204 chars`)."""
+    after_item: str | None
+    """What the after holds in its place, described."""
+    reasons: tuple[str, ...]
+    """The rules that decided, in order (`3 messages dropped`, `a new message holds the summary
+    marker 'Here is a summary of the conversation to date:'`)."""
+    summarizer_row: int | None = None
+    """The line or row of the summarizer's own call, when it was found."""
+    summary: str | None = None
+    """The summarizer's output (the summary that reappears in the after)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +114,8 @@ class Compaction:
     """Why before or after cannot be rebuilt: the row is an input error."""
     notes: tuple[str, ...] = ()
     """Caveats of the reconstruction (what it could not know)."""
+    diff: Diff | None = None
+    """For a `diffed` row: the classification and its evidence."""
 
     @property
     def pair_id(self) -> str:
@@ -96,12 +140,55 @@ class Counts:
 
     lines: int = 0
     events: int = 0
-    """Compaction markers: one `Compaction` row each."""
+    """Compaction markers: one `Compaction` row each. For a request log, the lines (rows)
+    holding the later call of an event: one OTLP line may hold several calls, so several
+    rows."""
     other: int = 0
     """Valid log lines that are no compaction (no row)."""
     problems: int = 0
     """`LineProblem` rows."""
     blank: int = 0
+    calls: int = 0
+    """Request logs: the model calls read (0 for session files)."""
+
+
+CallRole = Literal["main", "summarizer", "side", "retry", "incomplete"]
+"""What a logged model call is to its lineage: a `main` call (diffed against the one before
+it), the `summarizer`'s own call, another `side` call (a title, a guardrail, another agent's
+call sharing the conversation id), a `retry` of the same request, or an `incomplete` one (its
+content was not logged, or logged cut short: never read as a compaction)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One logged call of a lineage and what it is to the call before it."""
+
+    row: int
+    """The call's line or row."""
+    role: CallRole
+    classification: Classification | None
+    """How a `main` call's request relates to the previous main call (None: the first main
+    call, or a call that is not `main`)."""
+    previous_row: int | None
+    reason: str
+    """Why, in a few words (`request starts with the previous request and its response`)."""
+    ordinal: int | None = None
+    """The `Compaction.ordinal` of the row this transition became, if it became one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """One conversation of a request log: its calls in order, each with its classification."""
+
+    session_id: str
+    grouped_by: str
+    """The key that made it one conversation (`gen_ai.conversation.id`, `session_id`,
+    `trace_id`, ...)."""
+    transitions: tuple[Transition, ...]
+    counts: tuple[tuple[Classification, int], ...]
+    """How many main transitions got each classification (every classification listed)."""
+    notes: tuple[str, ...] = ()
+    """What could not be known about this conversation."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +198,9 @@ class Derived:
     rows: tuple[Row, ...]
     counts: Counts
     notes: tuple[str, ...] = ()
+    lineages: tuple[Lineage, ...] = ()
+    """Request-log sources: every conversation found and how each of its calls was classified
+    (the rows are its events; `append` transitions make none)."""
 
 
 FileKind = Literal["session", "summarizer", "legacy"]
@@ -144,6 +234,13 @@ class Source:
     """The agent's current model-visible history after the whole file, in `format`."""
     notes: tuple[str, ...] = field(default=())
     """What this source cannot know, for the docs and `pairs` output."""
+    read: Callable[[str], Iterator[Line]] = field(default=lambda path: open_lines(path))
+    """How a file (or a database URI) is read into the JSON lines `derive` reads: its lines
+    for a JSON Lines file; rows of a Parquet export, checkpoints of a database, each as one JSON
+    line, for a source whose files are not lines (`sniff_file` recognizes them)."""
+    sniff_file: Callable[[str], str | None] | None = None
+    """Evidence from the file itself (its magic bytes, tables or columns) that it is this
+    source's, for files that are not JSON lines (None: the source reads JSON lines only)."""
 
 
 # --------------------------------------------------------------------------- reading lines
