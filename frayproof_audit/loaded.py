@@ -56,6 +56,35 @@ class Origin(NamedTuple):
     when call k is the wire's call k."""
 
 
+class Run(Origin):
+    """The origin of a neutral message read from several consecutive wire messages (the
+    Responses API's items of one turn): `start` and `stop` bound them (`stop` excluded), and
+    `message` is the one findings point at. The bounds are attributes of this subclass, kept
+    out of the tuple, so equality and unpacking are `Origin`'s: checks see an ordinary origin,
+    and only what rewrites wire data (`wire_span`) reads the bounds."""
+
+    start: int
+    stop: int
+
+
+def run_origin(message: int, start: int, stop: int) -> Origin:
+    """The origin of a neutral message read from wire messages [start, stop), pointing at
+    `message` (a plain `Origin` when that is one message)."""
+    if stop - start == 1:
+        return Origin(start)
+    run = Run(message)
+    run.start = start
+    run.stop = stop
+    return run
+
+
+def wire_span(origin: Origin) -> tuple[int, int]:
+    """The wire messages [start, stop) a neutral message is read from, in any format."""
+    if isinstance(origin, Run):
+        return origin.start, origin.stop
+    return origin.message, origin.message + 1
+
+
 class CallView(NamedTuple):
     """What the checks need of one tool call."""
 
