@@ -30,7 +30,7 @@ from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
-from frayproof_audit.mutate.operators import Candidate, get_operator
+from frayproof_audit.mutate.operators import Candidate, get_operator, operator_names
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts
 from frayproof_audit.snapshot import load_list
@@ -54,7 +54,7 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
     judged: Counter[str] = Counter()
-    for name in OPERATORS:
+    for name in operator_names():
         candidates = _candidates(name, after, contract, facts)
         fast_groups = shared.distinct(candidates)
         slow = reference_mutants(after.wire, candidates)

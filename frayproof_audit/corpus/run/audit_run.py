@@ -193,11 +193,12 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
 
 
 def _check_mutation(operators: tuple[str, ...] | None) -> None:
-    from frayproof_audit.mutate import OPERATORS  # only runs that mutate pay for this import
+    from frayproof_audit.mutate.operators import operator_names  # only runs that mutate pay for it
 
-    unknown = [name for name in operators or () if name not in OPERATORS]
+    known = operator_names()
+    unknown = [name for name in operators or () if name not in known]
     if unknown:
-        raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
+        raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(known)})")
 
 
 @dataclass(frozen=True, slots=True)
