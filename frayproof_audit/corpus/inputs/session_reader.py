@@ -99,11 +99,30 @@ def read_source_rows(shard: Shard, max_record_bytes: int) -> SourceRows:
     counts = found.counts
     if shard.first_row > 1 or (last is not None and last < counts.lines):
         counts = _window_counts(rows, counts, shard.first_row, last, blank)
+    lineages = found.lineages
     if label == "row":  # a Parquet export's rows are numbered from 0, as the table's rows are
         hashes = {row - 1: sha for row, sha in hashes.items()}
-        rows = [replace(row, source_row=row.source_row - 1) for row in rows]
-    return SourceRows(file.source, tuple(rows), hashes, counts, found.notes, found.lineages,
+        rows = [_from_zero(row) for row in rows]
+        lineages = tuple(replace(lineage, transitions=tuple(
+            replace(step, row=step.row - 1, previous_row=_less(step.previous_row))
+            for step in lineage.transitions)) for lineage in lineages)
+    return SourceRows(file.source, tuple(rows), hashes, counts, found.notes, lineages,
                       label=label)
+
+
+def _less(row: int | None) -> int | None:
+    return None if row is None else row - 1
+
+
+def _from_zero(row: Row) -> Row:
+    """A row of a Parquet export numbered from 0 (the source numbers its rows from 1)."""
+    from frayproof_audit.sources import Compaction
+
+    if isinstance(row, Compaction) and row.diff is not None:
+        diff = replace(row.diff, previous_row=row.diff.previous_row - 1,
+                       summarizer_row=_less(row.diff.summarizer_row))
+        return replace(row, source_row=row.source_row - 1, diff=diff)
+    return replace(row, source_row=row.source_row - 1)
 
 
 def _lines(shard: Shard, limit: int, hashes: dict[int, str], replaced: dict[int, str],
@@ -135,11 +154,15 @@ def _hashed(lines: Iterator[bytes | str], hashes: dict[int, str]) -> Iterator[by
 
 
 def _placed(row: Row, replaced: dict[int, str], label: str) -> Row:
-    """A row whose `LineProblem` reason says no place (the caller names file and line), and
-    says the reader's reason where the reader could not give the line."""
+    """A row whose reason (a `LineProblem`'s, a `Compaction`'s problem) says no place (the
+    caller names file and line), and says the reader's reason where the reader could not give
+    the line."""
     from frayproof_audit.sources import LineProblem
 
     if not isinstance(row, LineProblem):
+        said = f"line {row.source_row}: "
+        if row.problem is not None and row.problem.startswith(said):
+            return replace(row, problem=row.problem[len(said):])
         return row
     reason = replaced.get(row.source_row)
     if reason is None:
