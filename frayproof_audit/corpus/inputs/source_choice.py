@@ -109,15 +109,22 @@ class Sourced:
     files: tuple[InputFile, ...]
     left_out: tuple[tuple[str, str], ...] = ()
     """(path, why): a summarizer's transcript, a legacy file that records no compaction."""
+    misread: tuple[tuple[str, str], ...] = ()
+    """(path, what): files read as `--source` names, whose first lines are evidence of another."""
 
     def notes(self) -> tuple[str, ...]:
-        """One line per reason files were left out, with how many and the first of them."""
-        by_reason: dict[str, list[str]] = {}
-        for path, why in self.left_out:
-            by_reason.setdefault(why, []).append(path)
-        return tuple(f"{len(paths):,} file(s) left out, {why}: {paths[0]}"
-                     + (f" and {len(paths) - 1:,} more" if len(paths) > 1 else "")
-                     for why, paths in by_reason.items())
+        """One line per reason files were left out (or read against their evidence), with how
+        many and the first of them."""
+        found: list[str] = []
+        for saying, items in (("left out", self.left_out), ("", self.misread)):
+            by_reason: dict[str, list[str]] = {}
+            for path, why in items:
+                by_reason.setdefault(why, []).append(path)
+            for why, paths in by_reason.items():
+                more = f" and {len(paths) - 1:,} more" if len(paths) > 1 else ""
+                found.append(f"{len(paths):,} file(s) {saying + ', ' if saying else ''}{why}:"
+                             f" {paths[0]}{more}")
+        return tuple(found)
 
 
 def choose_sources(files: tuple[InputFile, ...], source: str,
@@ -132,6 +139,7 @@ def choose_sources(files: tuple[InputFile, ...], source: str,
     sniffed = evidence or file_evidence
     kept: list[InputFile] = []
     left_out: list[tuple[str, str]] = []
+    misread: list[tuple[str, str]] = []
     for file in files:
         role = _role(source, file.path)
         if role is not None and role[1].kind != "session":
@@ -142,7 +150,13 @@ def choose_sources(files: tuple[InputFile, ...], source: str,
             continue
         chosen = source
         problem = None
-        if source == AUTO:
+        if source != AUTO:
+            found = sniffed(file)
+            if found and source not in found:  # the user's word, and what the file says
+                name, seen = next(iter(found.items()))
+                misread.append((file.path, f"read as {source} as --source says, though {seen}"
+                                           f" ({name})"))
+        else:
             found = sniffed(file)
             if len(found) > 1:
                 named = " but ".join(f"{seen} ({name})" for name, seen in found.items())
@@ -156,7 +170,7 @@ def choose_sources(files: tuple[InputFile, ...], source: str,
             problem = (f"a {chosen} file that is not JSON lines is read from a local path only"
                        " (copy it from the object store first)")
         kept.append(replace(file, source=chosen, source_problem=problem))
-    return Sourced(tuple(kept), tuple(left_out))
+    return Sourced(tuple(kept), tuple(left_out), tuple(misread))
 
 
 def file_evidence(file: InputFile) -> dict[str, str]:
