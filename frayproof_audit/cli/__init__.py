@@ -32,6 +32,7 @@ COMMANDS = {
     "check": "frayproof_audit.cli.single:check_command",
     "mutate": "frayproof_audit.cli.mutate_cmd:mutate_command",
     "audit": "frayproof_audit.cli.audit_cmd:audit_command",
+    "pairs": "frayproof_audit.cli.pairs_cmd:pairs_command",
     "stats": "frayproof_audit.cli.audit_cmd:stats_command",
     "trend": "frayproof_audit.cli.trend_cmd:trend_command",
     "report": "frayproof_audit.cli.report_cmd:report_command",
@@ -50,7 +51,7 @@ COMMANDS = {
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
-    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report. Tool-call
+    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report; the pairs in agents' own logs: pairs. Tool-call
     arguments: tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage

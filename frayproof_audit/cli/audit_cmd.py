@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import (
     contract_option,
     fail_input,
@@ -29,6 +30,7 @@ from frayproof_audit.cli.dataset_options import (
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, count
 from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
@@ -107,10 +109,17 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="Audit only what no other committed run with the same contract fingerprint "
                    "audited (appended lines, rotated files are recognised); a last line without "
                    "its newline waits for the next run.")
+@click.option("--source", "source", type=RegistryChoice(source_names), default="auto",
+              show_default=True,
+              help="What reads the inputs: auto (decided per file from its first lines, by "
+                   "evidence; a file with evidence of two is refused, naming both), pairs "
+                   "(records of before/after pairs), or a source of agents' own logs (every "
+                   "compaction in them one pair; docs/sources.md).")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
 @click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
-              help="Where a field lives in a record, as a dotted path, e.g. before=request.messages.")
+              help="Where a field lives in a pair record, as a dotted path, e.g. "
+                   "before=request.messages (pair records only: a source derives its pairs).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
 @click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
@@ -150,6 +159,7 @@ def audit_command(
     backend: str,
     scheduler: str | None,
     incremental: bool,
+    source: str,
     run_id: str | None,
     field_specs: tuple[str, ...],
     config_file: str | None,
@@ -168,12 +178,15 @@ def audit_command(
     sarif_category: str | None,
     quiet: bool,
 ) -> None:
-    """Audit JSONL/Parquet logs of before/after pairs into a Parquet dataset.
+    """Audit JSONL/Parquet logs of before/after pairs, or agents' own logs, into a Parquet dataset.
 
     INPUTS are files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet), globs or folders (searched
-    recursively, Hive layouts included). Bad records are reported as input errors; the run
-    goes on. Exit 0 pass, 1 a gate failed, 2 bad contract, input path, option or output
-    folder, a full disk, or nothing audited (no pair could be checked).
+    recursively, Hive layouts included): pair records, or the logs a source reads (Codex
+    rollouts, Claude Code and Gemini CLI sessions, LangGraph checkpoint databases, OTLP,
+    Langfuse and LangSmith exports), each compaction in them one pair. Bad records are
+    reported as input errors; the run goes on. Exit 0 pass, 1 a gate failed, 2 bad contract,
+    input path, option or output folder, a full disk, or nothing audited (no pair could be
+    checked, and no log line was read).
 
     \b
     Example:
@@ -191,6 +204,7 @@ def audit_command(
             backend=backend,
             scheduler=scheduler,
             incremental=incremental,
+            source=source,
             run_id=run_id,
             fields=_fields(config_file, field_specs),
             mutate=mutate,

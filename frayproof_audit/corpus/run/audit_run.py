@@ -27,6 +27,7 @@ from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
 from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
+from frayproof_audit.corpus.inputs.source_choice import accepts, choose_sources
 from frayproof_audit.corpus.run.audit_config import AuditConfig, RunOptions
 from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
@@ -141,8 +142,10 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_inputs(config.inputs, config.out, config.repair_folder)
-    files = expanded.files
+    expanded = expand_inputs(config.inputs, config.out, config.repair_folder,
+                             accepts(config.source))
+    sourced = choose_sources(expanded.files, config.source)
+    files = sourced.files
     if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
         files = tuple(file.absolute() for file in files)
     executor: _Executor = Executor(config.backend, _estimated_jobs(config, files), config.scheduler)
@@ -174,7 +177,8 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             _execute(shards, settings, executor, collector)
             stage.fill_empty_tables(run_date, collector.meta)
             finished = datetime.now(UTC)
-            notes = [note for note in (expanded.note(), incremental and incremental.note()) if note]
+            notes = [note for note in (expanded.note(), incremental and incremental.note(),
+                                       *sourced.notes()) if note]
             summary = collector.summary(config, started, finished, time.perf_counter() - clock,
                                         notes=tuple(notes), incremental=incremental)
             audited = None

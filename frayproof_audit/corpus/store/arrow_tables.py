@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.run.audit_config import AuditConfig
     from frayproof_audit.corpus.run.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 4
+TABLES_SCHEMA_VERSION = 5
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -70,6 +70,15 @@ PAIRS_SCHEMA = pa.schema([
     _f("record_sha256", pa.string(), False),
     _f("logged_at_missing", pa.bool_()),
     _f("engine_error", pa.string()),  # schema 3: status engine_error, what was raised and where
+    # schema 5: what derived the pair (`--source`) and what the log says of the compaction
+    _f("source_kind", pa.string()),
+    _f("fidelity", pa.string()),
+    _f("event", pa.string()),
+    _f("trigger", pa.string()),
+    _f("tokens_before", pa.int64()),
+    _f("tokens_after", pa.int64()),
+    _f("classification", pa.string()),
+    _f("evidence", pa.string()),
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -130,6 +139,7 @@ RUNS_SCHEMA = pa.schema([
     _f("engine_errors", pa.int64(), False),  # schema 3
     _f("contract_fingerprint", pa.string()),  # schema 4 (null in older runs)
     _f("sources", pa.string()),  # schema 4: the inputs an --incremental run audited (JSON)
+    _f("source_counts", pa.string()),  # schema 5: files, lines and events per source (JSON)
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -140,8 +150,10 @@ SCHEMAS: Mapping[str, pa.Schema] = {
 }
 
 ADDED_IN: Mapping[str, Mapping[str, int]] = {
-    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4},
-    "pairs": {"logged_at_missing": 2, "engine_error": 3},
+    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4, "source_counts": 5},
+    "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
+              "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
+              "classification": 5, "evidence": 5},
     "findings": {"code": 2, "repairable": 4},
     "mutants": {},
 }
@@ -282,6 +294,8 @@ def runs_row(
         "files": sorted(files),
         "engine_errors": summary.engine_errors,
         "sources": None if sources is None else orjson.dumps(sources).decode(),
+        "source_counts": orjson.dumps({line.source: line.to_dict()
+                                       for line in summary.sources}).decode(),
     }
     try:
         return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)
