@@ -19,9 +19,9 @@ from polars.testing import assert_frame_equal
 
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
-from frayproof_audit.corpus.inputs.record_fields import PROVENANCE
 from frayproof_audit.corpus.dataset.checked_files import committed_files
 from frayproof_audit.corpus.dataset.selection import MixedContracts
+from frayproof_audit.corpus.inputs.record_fields import PROVENANCE
 from frayproof_audit.corpus.store.arrow_tables import ADDED_IN, SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
 

@@ -51,8 +51,9 @@ COMMANDS = {
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
-    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report; the pairs in agents' own logs: pairs. Tool-call
-    arguments: tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
+    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report; the pairs
+    in agents' own logs: pairs. Tool-call arguments: tool-args. Transcripts: inspect, repair,
+    compact. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the

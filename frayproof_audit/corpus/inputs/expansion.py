@@ -29,10 +29,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import IO
-from collections.abc import Callable
 from urllib.parse import unquote
 
 from frayproof_audit.corpus.inputs import location

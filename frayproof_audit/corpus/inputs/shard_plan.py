@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, open_input
 from frayproof_audit.bounds import MAX_BYTES
+from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, open_input
 from frayproof_audit.corpus.inputs.newlines import count_newlines
 
 PAIRS = "pairs"
@@ -73,8 +73,8 @@ class Shard:
         if self.whole:
             if self.first_row <= 1 and self.start == 0:
                 return f"{path} [whole file]"
-            last = "" if self.records is None else f"-{self.first_row + self.records - 1}"
-            return f"{path} [whole file, rows of lines {self.first_row}{last}]"
+            tail = "" if self.records is None else f"-{self.first_row + self.records - 1}"
+            return f"{path} [whole file, rows of lines {self.first_row}{tail}]"
         if self.file.kind == "parquet":
             groups = f"row group {self.start}" if self.stop - self.start == 1 else (
                 f"row groups {self.start}-{self.stop - 1}"

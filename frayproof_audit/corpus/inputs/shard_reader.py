@@ -152,7 +152,7 @@ def head_lines(file: InputFile, count: int, budget: int) -> list[bytes]:
     so is everything after it. Blank lines are kept (they are lines)."""
     found: list[bytes] = []
     with open_input(file) as raw:
-        handle: IO[bytes] = raw if file.kind == "jsonl" else decompressed(file.kind, raw)
+        handle: IO[bytes] | io.BufferedIOBase = raw if file.kind == "jsonl" else decompressed(file.kind, raw)
         try:
             while len(found) < count and budget > 0:
                 line = handle.readline(budget)

@@ -339,8 +339,7 @@ class RunSummary:
             budget_pairs=tally.budget_pairs,
             budget_sites=tally.budget_sites,
             sources=tuple(
-                SourceLine(name, *row, classifications=tuple(sorted(
-                    tally.classifications.get(name, {}).items(), key=lambda item: _order(item[0]))))
+                _source_line(name, row, tally.classifications.get(name, {}))
                 for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
             lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
             lineages_total=tally.lineages_total,
@@ -585,3 +584,12 @@ def _missing_field_notes(tally: Tally) -> list[str]:
         notes.append(f"records lack `{name}`; the first such record has top-level keys: {have}."
                      f" If {name} lives elsewhere, map it: --field {name}=PATH (a dotted path)")
     return notes
+
+
+def _source_line(name: str, row: list[int], classifications: dict[str, int]) -> SourceLine:
+    """One source's counts in `SOURCE_COUNTS` order, its classifications in their order."""
+    files, lines, events, other, problems, blank, calls = row
+    return SourceLine(
+        name, files, lines, events, other, problems, blank, calls,
+        classifications=tuple(sorted(classifications.items(), key=lambda item: _order(item[0]))),
+    )
