@@ -395,6 +395,69 @@ def _plain_values(value: Any) -> bool:
     return True
 
 
+def plain_tree_copy(value: Any) -> Any | None:
+    """`copy.deepcopy(value)` when `value` is plain JSON (`is_plain_json`) and a tree, no list
+    or dict occurring in it twice; else None (the caller deep-copies, keeping the sharing).
+
+    The same test as `is_plain_json` (orjson's strict write, then one walk over the types),
+    with the walk building the copy: new dicts (key order kept) and lists, the leaves (strings,
+    numbers, booleans, None) shared, exactly as deepcopy returns them; and, nothing being
+    shared, no sharing to keep. One walk instead of a test and deepcopy's memo per object.
+    """
+    try:
+        orjson.dumps(value, default=_not_plain, option=_PLAIN_ONLY)
+    except TypeError:
+        return None
+    if type(value) not in (dict, list):
+        return None
+    try:
+        return _tree_copy(value, {id(value)})
+    except _NotTree:
+        return None
+
+
+class _NotTree(Exception):
+    """A container met twice, or a value `is_plain_json` refuses."""
+
+
+def _tree_copy(value: Any, seen: set[int]) -> Any:
+    # Two loops written out (no call per leaf): this walk is most of what copying costs.
+    if type(value) is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                copied[key] = item
+            elif kind is dict or kind is list:
+                size = len(seen)
+                seen.add(id(item))
+                if len(seen) == size:
+                    raise _NotTree
+                copied[key] = _tree_copy(item, seen)
+            elif kind is float and item - item == 0.0:  # NaN and infinities: x - x is NaN
+                copied[key] = item
+            else:
+                raise _NotTree
+        return copied
+    items: list[Any] = []
+    append = items.append
+    for item in value:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            append(item)
+        elif kind is dict or kind is list:
+            size = len(seen)
+            seen.add(id(item))
+            if len(seen) == size:
+                raise _NotTree
+            append(_tree_copy(item, seen))
+        elif kind is float and item - item == 0.0:
+            append(item)
+        else:
+            raise _NotTree
+    return items
+
+
 def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
     """Deep-copy a Python value through JSON semantics (tuples become lists).
 

@@ -25,7 +25,15 @@ from frayproof_audit.corpus.records import json_size, parse_json_record_sized, s
 from frayproof_audit.corpus.shard_reader import batch_rows
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import OPENAI, _view, message_identity
-from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy, quick_plain_copy
+from frayproof_audit.jsonio import (
+    JSONProblem,
+    canonical,
+    is_plain_json,
+    loads_strict,
+    plain_copy,
+    plain_tree_copy,
+    quick_plain_copy,
+)
 from frayproof_audit.model import MODELLED_FIELDS
 
 
@@ -85,6 +93,54 @@ def test_quick_plain_copy_is_plain_copy_or_undecided(value: Any) -> None:
     quick = quick_plain_copy(value)
     if quick is not None:
         assert ("ok", typed(quick)) == reference(value)
+
+
+def containers(value: Any) -> list[Any]:
+    """Every list and dict in `value`, each time it occurs (shared ones more than once)."""
+    found = [value] if type(value) in (dict, list) else []
+    if type(value) in (dict, list, tuple):
+        for item in value.values() if type(value) is dict else value:
+            found += containers(item)
+    return found
+
+
+def leaves(value: Any) -> list[Any]:
+    if type(value) in (dict, list, tuple):
+        return [leaf for item in (value.values() if type(value) is dict else value)
+                for leaf in leaves(item)]
+    return [value]
+
+
+def sharing(value: Any, pick: int, in_dict: bool) -> Any:
+    """`value` with one of its containers placed a second time, in a list or a dict (so it is
+    no tree)."""
+    inner = containers(value)
+    if not inner:
+        return value
+    again = inner[pick % len(inner)]
+    return {"a": value, "b": again} if in_dict else [value, again]
+
+
+@settings(max_examples=300, deadline=None)
+@given(values, st.sampled_from([None, False, True]), st.integers(0, 20))
+def test_plain_tree_copy_is_deepcopy_of_a_plain_tree_or_undecided(
+    value: Any, share: bool | None, pick: int
+) -> None:
+    """A copy only of plain JSON (is_plain_json) in which no container occurs twice, and then
+    deepcopy's copy exactly: equal with the same types, fresh containers, the same leaves."""
+    import copy
+
+    value = value if share is None else sharing(value, pick, share)
+    copied = plain_tree_copy(value)
+    found = containers(value)
+    tree = len({id(item) for item in found}) == len(found)
+    if not (is_plain_json(value) and tree):
+        assert copied is None
+        return
+    assert copied is not None
+    assert typed(copied) == typed(copy.deepcopy(value))
+    assert not {id(item) for item in containers(copied)} & {id(item) for item in found}
+    assert all(mine is theirs for mine, theirs in zip(leaves(copied), leaves(value), strict=True))
 
 
 @settings(max_examples=150, deadline=None)
