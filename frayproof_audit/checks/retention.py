@@ -23,15 +23,15 @@ from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT, equivalence_key
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.prepared import ResultIndex, last_closed_exchanges
+from frayproof_audit.recheck.local import at_index
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
-    from frayproof_audit.formats.base import Format
     from frayproof_audit.loaded import MessageView
     from frayproof_audit.prepared import BeforeFacts
     from frayproof_audit.recheck.base import PairContext
-    from frayproof_audit.recheck.mutant import Effects, Fresh, Mutant
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "retention"
 KEY = "retention"
@@ -155,7 +155,10 @@ def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | Non
     for position in range(cursor, len(after) - length + 1):
         if views[position].role != "user" or not same(position, before, start, compare):
             continue
-        if all(same(position + k, before, start + k, compare) for k in range(1, length)):
+        for k in range(1, length):  # a loop, not all() over a generator: mutation reruns this
+            if not same(position + k, before, start + k, compare):
+                break
+        else:
             return position
     return None
 
@@ -251,7 +254,7 @@ class _Split:
     def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
         check, contract, settings = self.check, self.pair.contract, self.settings
         fresh = mutant.fresh
-        if self._keeps_skeleton(effects, fresh):
+        if self._keeps_skeleton(effects, mutant):
             found = list(self.original_positional)
         else:
             found = self._positional(mutant.loaded)
@@ -265,18 +268,23 @@ class _Split:
                            [view for _, _, view in new_results], mutant.original.format)
             for violation in check.find(small, contract, self.result_facts, settings):
                 assert violation.message_index is not None
-                found.append(replace(violation, message_index=new_results[violation.message_index][0]))
+                found.append(at_index(violation, new_results[violation.message_index][0]))
         return found
 
-    def _keeps_skeleton(self, effects: Effects, fresh: Fresh) -> bool:
+    def _keeps_skeleton(self, effects: Effects, mutant: Mutant) -> bool:
         """Whether the edit provably leaves the collapsed skeleton (class docstring) as is."""
         if not self.has_positional:
             return True
         symbols = self.skeleton
         if effects.rewritten:
             # In-place rewrites keep positions: each new message replaces the one at its index.
-            return not (effects.deleted or effects.moved_to_end or effects.swapped) and all(
-                self._symbol(message, view) == symbols[position] for position, message, view in fresh)
+            if effects.deleted or effects.moved_to_end or effects.swapped:
+                return False
+            for number, (position, message, view) in enumerate(mutant.fresh):
+                key = functools.partial(self._fresh_key, mutant, number, message)
+                if self._symbol(message, view, key) != symbols[position]:
+                    return False
+            return True
         run_of = self.run_of
         sizes: Counter[int] = Counter()  # run -> change in its size
         users: Counter[int] = Counter()  # run -> change in its number of user messages
@@ -309,8 +317,14 @@ class _Split:
                 return False  # a run vanishes (anchors meet), or gains or loses its only users
         return True
 
+    @staticmethod
+    def _fresh_key(mutant: Mutant, number: int, message: dict[str, Any], compare: str) -> bytes:
+        """New message `number`'s key under `compare` (its identity computed once per mutant,
+        for the rerun to reuse)."""
+        return mutant.fresh_identity(number) if compare == EXACT else equivalence_key(message)
+
     def _symbol(self, message: dict[str, Any], view: MessageView,
-                key: Callable[[str], bytes] | None = None) -> Symbol:
+                key: Callable[[str], bytes]) -> Symbol:
         """The message's skeleton symbol: its anchor keys if it is an anchor, else U or O.
 
         An anchor is a message whose key under the blocks' comparison is a block key, or
@@ -318,8 +332,6 @@ class _Split:
         both keys (None where it is no anchor), so equal symbols decide every block search
         and the latest test alike, whichever comparison each rule uses.
         """
-        if key is None:
-            key = functools.partial(_message_key, self.pair.after.format, message)
         block_anchor = latest_anchor = None
         if self.block_anchors:
             block = key(self.block_compare)
@@ -332,11 +344,6 @@ class _Split:
         if block_anchor is None and latest_anchor is None:
             return _USER if view.role == "user" else _OTHER
         return block_anchor, latest_anchor
-
-
-def _message_key(fmt: Format, message: dict[str, Any], compare: str) -> bytes:
-    """A neutral message dict's key under `compare` (as `Loaded.key` computes it)."""
-    return fmt.identity(message) if compare == EXACT else equivalence_key(message)
 
 
 CHECK = Check(

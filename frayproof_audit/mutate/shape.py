@@ -89,7 +89,8 @@ class Original:
 class Shape:
     """One mutant: original ranges `(offset in mutant, start, stop)` and new messages."""
 
-    __slots__ = ("_by_start", "_loaded", "_offsets", "fresh", "length", "original", "pieces", "ranges")
+    __slots__ = ("_by_start", "_fresh_ids", "_loaded", "_offsets", "fresh", "length", "original",
+                 "pieces", "ranges")
 
     def __init__(self, original: Original, segments: list[Segment]) -> None:
         self.original = original
@@ -118,6 +119,20 @@ class Shape:
         self._by_start: list[tuple[int, int, int]] | None = None
         self._offsets: list[int] | None = None
         self._loaded: Loaded | None = None
+        self._fresh_ids: list[bytes | None] | None = None
+
+    def fresh_identity(self, number: int) -> bytes:
+        """The identity of new message `number` (in `fresh` order), computed once: a re-check
+        that reads it and a rerun over the whole mutant share it."""
+        identities = self._fresh_ids
+        if identities is None:
+            identities = self._fresh_ids = [None] * len(self.fresh)
+        found = identities[number]
+        if found is None:
+            # An exact-size copy, as `Loaded.identity` keeps (orjson's keeps its whole buffer).
+            found = identities[number] = bytes(memoryview(
+                self.original.format.identity(self.fresh[number][1])))
+        return found
 
     # ------------------------------------------------------------------ positions
 
@@ -242,6 +257,8 @@ class Shape:
             new_wire: list[dict[str, Any]] = []
             new_views: list[MessageView] = []
             new_ids: list[bytes | None] = []
+            fresh_ids = self._fresh_ids
+            number = 0
             for piece in self.pieces:
                 if isinstance(piece, Kept):
                     start, stop = piece.start, piece.stop
@@ -249,8 +266,11 @@ class Shape:
                     new_views += views[start:stop]
                     new_ids += identities[start:stop]
                 else:
+                    count = len(piece.messages)
                     new_wire += piece.messages
                     new_views += piece.views
-                    new_ids += [None] * len(piece.messages)
+                    new_ids += (fresh_ids[number:number + count] if fresh_ids is not None
+                                else [None] * count)
+                    number += count
             self._loaded = Loaded(new_wire, new_views, original.format, new_ids)
         return self._loaded
