@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -33,11 +34,21 @@ from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import Candidate, get_operator
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.recheck import local
 from frayproof_audit.snapshot import load_list
 from sessiongen import arguments, reasoning, small
 from sessiongen.source import RandomSource
 from sessiongen.strategies import DrawSource, clean_mutation_cases, mutation_cases
 from tests.helpers import make_contract
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _every_lemma() -> Iterator[None]:
+    """Small mutants are rerun in full (`recheck.local.SMALL_MUTANT`), which is the reference
+    itself; with the threshold at 0 every mutant here goes through its check's lemma."""
+    saved, local.SMALL_MUTANT = local.SMALL_MUTANT, 0
+    yield
+    local.SMALL_MUTANT = saved
 
 
 def _candidates(name: str, after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
