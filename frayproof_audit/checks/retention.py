@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT, equivalence_key
-from frayproof_audit.loaded import Loaded
+from frayproof_audit.loaded import KeySpan, Loaded
 from frayproof_audit.prepared import ResultIndex, last_closed_exchanges
 from frayproof_audit.recheck.local import at_index
 from frayproof_audit.report import Violation
@@ -151,6 +151,9 @@ def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | Non
             if all(key(position + k) == identities[k] for k in range(1, length)):
                 return position
         return None
+    keys = after.known_keys(compare)
+    if keys is not None and isinstance(identities, KeySpan):
+        return _find_known(after.views, keys, identities.all(), cursor)
     same = after.same_key
     for position in range(cursor, len(after) - length + 1):
         if views[position].role != "user" or not same(position, before, start, compare):
@@ -160,6 +163,24 @@ def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | Non
                 break
         else:
             return position
+    return None
+
+
+def _find_known(views: Sequence[MessageView], keys: list[bytes], block: tuple[bytes, ...],
+                cursor: int) -> int | None:
+    """`_find_block` when every key of after is known: the same test (a user message whose
+    key and the next ones' are the block's), searched for in C (`list.index`, slices)."""
+    length, first = len(block), block[0]
+    stop = len(keys) - length + 1
+    position = cursor
+    while position < stop:
+        try:
+            position = keys.index(first, position, stop)
+        except ValueError:
+            return None
+        if views[position].role == "user" and tuple(keys[position:position + length]) == block:
+            return position
+        position += 1
     return None
 
 
