@@ -28,6 +28,17 @@ MODULUS = (1 << 61) - 1
 BASE = 1_000_003
 
 
+def weak_class(view: MessageView) -> int:
+    """A hash of what the message's view holds: equal for two messages whose canonical JSON is
+    equal (they are then equal values, so their views are equal), and cheap, since views are
+    already made and a text's hash is cached with it. Dedupe buckets mutants by it, then
+    compares their exact classes; it never decides alone."""
+    content = view.content
+    return hash((view.role, content if type(content) is str else
+                 None if content is None else len(content),
+                 view.calls, view.tool_call_id, view.refusal)) & MODULUS
+
+
 class Original:
     """Per-pair facts of the original output that every mutant's shape reads."""
 
@@ -64,17 +75,22 @@ class Original:
         return found
 
     def classes(self) -> list[int]:
-        """Per original message its class, and (once) the prefix hashes of that sequence."""
+        """Per original message its class (computed once)."""
         if self.classes_ is None:
             self.classes_ = [self.class_of(message) for message in self.wire]
-            hashes, powers, value, power = [0], self._powers, 0, 1
-            for item in self.classes_:
-                value = (value * BASE + item) % MODULUS
-                power = power * BASE % MODULUS
-                hashes.append(value)
-                powers.append(power)
-            self._hashes = hashes
         return self.classes_
+
+    def hashed(self) -> None:
+        """The prefix hashes of the original's sequence of `weak_class`es (computed once)."""
+        if self._hashes:
+            return
+        hashes, powers, value, power = [0], self._powers, 0, 1
+        for view in self.views:
+            value = (value * BASE + weak_class(view)) % MODULUS
+            power = power * BASE % MODULUS
+            hashes.append(value)
+            powers.append(power)
+        self._hashes = hashes
 
     def range_hash(self, start: int, stop: int) -> int:
         hashes = self._hashes
@@ -221,17 +237,18 @@ class Shape:
     # ------------------------------------------------------------------ dedupe
 
     def class_hash(self) -> int:
-        """Polynomial hash of the mutant's class sequence, from the pieces alone."""
+        """Polynomial hash of the mutant's sequence of `weak_class`es, from the pieces alone:
+        equal mutants hash alike (their classes, and so their weak classes, are equal)."""
         original = self.original
-        original.classes()
+        original.hashed()
         value = 0
         for piece in self.pieces:
             if isinstance(piece, Kept):
                 start, stop = piece.start, piece.stop
                 value = (value * original.power(stop - start) + original.range_hash(start, stop)) % MODULUS
             else:
-                for message in piece.messages:
-                    value = (value * BASE + original.class_of(message)) % MODULUS
+                for view in piece.views:
+                    value = (value * BASE + weak_class(view)) % MODULUS
         return value
 
     def classes(self) -> list[int]:
