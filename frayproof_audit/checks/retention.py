@@ -278,6 +278,10 @@ class _Split:
         if self._keeps_skeleton(effects, mutant):
             found = list(self.original_positional)
         else:
+            if self.block_compare == EXACT:
+                # every key known: the rerun's block search runs over the key list (`find`)
+                for number in range(len(fresh)):
+                    mutant.fresh_identity(number)
             found = self._positional(mutant.loaded)
         if not self.results_clean:
             return found + check.find(mutant.loaded, contract, self.result_facts, settings)

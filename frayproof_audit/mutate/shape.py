@@ -105,8 +105,8 @@ class Original:
 class Shape:
     """One mutant: original ranges `(offset in mutant, start, stop)` and new messages."""
 
-    __slots__ = ("_by_start", "_fresh_ids", "_loaded", "_offsets", "fresh", "length", "original",
-                 "pieces", "ranges")
+    __slots__ = ("_by_start", "_fresh_ids", "_loaded", "_loaded_ids", "_offsets", "fresh", "length",
+                 "original", "pieces", "ranges")
 
     def __init__(self, original: Original, segments: list[Segment]) -> None:
         self.original = original
@@ -135,19 +135,28 @@ class Shape:
         self._by_start: list[tuple[int, int, int]] | None = None
         self._offsets: list[int] | None = None
         self._loaded: Loaded | None = None
+        self._loaded_ids: list[bytes | None] = []
+        """The identities the assembled mutant holds (`loaded`), the same list."""
         self._fresh_ids: list[bytes | None] | None = None
 
     def fresh_identity(self, number: int) -> bytes:
         """The identity of new message `number` (in `fresh` order), computed once: a re-check
-        that reads it and a rerun over the whole mutant share it."""
+        that reads it and a rerun over the whole mutant share it, in whichever order they
+        come."""
         identities = self._fresh_ids
         if identities is None:
             identities = self._fresh_ids = [None] * len(self.fresh)
         found = identities[number]
         if found is None:
-            # An exact-size copy, as `Loaded.identity` keeps (orjson's keeps its whole buffer).
-            found = identities[number] = bytes(memoryview(
-                self.original.format.identity(self.fresh[number][1])))
+            position, message, _ = self.fresh[number]
+            if self._loaded is not None:
+                found = self._loaded.known_identity(position)
+            if found is None:
+                # An exact-size copy, as `Loaded.identity` keeps (orjson's keeps its buffer).
+                found = bytes(memoryview(self.original.format.identity(message)))
+            identities[number] = found
+            if self._loaded is not None:
+                self._loaded_ids[position] = found
         return found
 
     # ------------------------------------------------------------------ positions
@@ -289,5 +298,6 @@ class Shape:
                     new_ids += (fresh_ids[number:number + count] if fresh_ids is not None
                                 else [None] * count)
                     number += count
+            self._loaded_ids = new_ids
             self._loaded = Loaded(new_wire, new_views, original.format, new_ids)
         return self._loaded
