@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
@@ -53,6 +53,11 @@ class RetentionFacts:
     one-key sequence computed on first use (`Loaded.keys_of`)."""
     results: ResultIndex | None = None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
+    written: dict[tuple[Any, ...], Violation] = field(default_factory=dict, compare=False,
+                                                      repr=False)
+    """The exchange and latest-message findings once written (they point into before, so they
+    are the same values whatever the after snapshot): mutation judges many mutants against
+    these facts."""
 
 
 def prepare(before: Loaded, contract: Contract) -> RetentionFacts:
@@ -94,14 +99,18 @@ def find(
     exchange_findings: list[Violation] = []
     cursor = 0
     compare = contract.retain.compare
+    written = facts.written
     for start, end, identities in facts.exchanges:
         position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
-            span = (f"before[{start}:{end}]" if before.snapshot is None
-                    else before.snapshot.span_site("before", start, end))
-            exchange_findings.append(EXCHANGE.violation(
-                NAME, severity, "before", start, rule="recent_exchanges", span=span,
-                how="verbatim" if compare == EXACT else "as equivalent messages"))
+            finding = written.get(("exchange", start, severity, compare))
+            if finding is None:
+                span = (f"before[{start}:{end}]" if before.snapshot is None
+                        else before.snapshot.span_site("before", start, end))
+                finding = written[("exchange", start, severity, compare)] = EXCHANGE.violation(
+                    NAME, severity, "before", start, rule="recent_exchanges", span=span,
+                    how="verbatim" if compare == EXACT else "as equivalent messages")
+            exchange_findings.append(finding)
         else:
             cursor = position + len(identities)
     found: list[Violation] = []
@@ -111,9 +120,12 @@ def find(
         latest = contract.retain.latest_user_message or EXACT
         if (after_index is None or after_index < cursor
                 or not _same(after, after_index, key, before.snapshot, before_index, latest)):
-            found.append(LATEST.violation(
-                NAME, severity, "before", before_index, rule="latest_user_message",
-                how="exactly" if latest == EXACT else "as an equivalent message"))
+            finding = written.get(("latest", before_index, severity, latest))
+            if finding is None:
+                finding = written[("latest", before_index, severity, latest)] = LATEST.violation(
+                    NAME, severity, "before", before_index, rule="latest_user_message",
+                    how="exactly" if latest == EXACT else "as an equivalent message")
+            found.append(finding)
     found.extend(exchange_findings)
     if facts.results is not None:
         for index, view in enumerate(after.views):
