@@ -121,8 +121,56 @@ def sharing(value: Any, pick: int, in_dict: bool) -> Any:
     return {"a": value, "b": again} if in_dict else [value, again]
 
 
+edge_scalars = st.sampled_from([2**64 - 1, 2**64, -(2**63), -(2**63) - 1, "caf\xe9", "\udc80x",
+                                "\U0001f600", 1.5, -0.0, True, None])
+tree_values = st.recursive(
+    st.one_of(scalars, edge_scalars),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3),
+                                  st.sampled_from(["\ud800", "\xe9t\xe9", Text("k")])),
+                        inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize("value", [
+    ["\udc80x"], {"k": "\ud800"}, {"\ud800": 1}, [2**64], {"k": -(2**63) - 1}, {1: "a"},
+    {Text("k"): 1}, [Text("t")], [float("nan")], {"k": float("inf")}, [(1, 2)], [{1, 2}],
+    [Colour.RED], [uuid.UUID(int=5)], [b"bytes"],
+])
+def test_plain_tree_copy_refuses_what_is_plain_json_refuses(value: Any) -> None:
+    assert not is_plain_json(value)
+    assert plain_tree_copy(value) is None
+    assert plain_tree_copy([["x", value]]) is None and plain_tree_copy({"deep": [value]}) is None
+
+
+@pytest.mark.parametrize("value", [["caf\xe9", "\U0001f600"], {"\xe9t\xe9": 2**64 - 1},
+                                   [-(2**63), -0.0, 1e308, None, True, {"a": []}]])
+def test_plain_tree_copy_accepts_what_is_plain_json_accepts(value: Any) -> None:
+    assert is_plain_json(value)
+    assert plain_tree_copy(value) == value
+
+
+@pytest.mark.parametrize("depth", [253, 254, 255, 256])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_plain_tree_copy_refuses_the_nesting_orjson_refuses(depth: int, kind: str) -> None:
+    value: Any = [] if kind == "list" else {}
+    inner = value
+    for _ in range(depth - 1):
+        deeper: Any = [] if kind == "list" else {}
+        if kind == "list":
+            inner.append(deeper)
+        else:
+            inner["k"] = deeper
+        inner = deeper
+    assert (plain_tree_copy(value) is not None) == is_plain_json(value) == (depth <= 254)
+
+
 @settings(max_examples=300, deadline=None)
-@given(values, st.sampled_from([None, False, True]), st.integers(0, 20))
+@given(tree_values, st.sampled_from([None, False, True]), st.integers(0, 20))
 def test_plain_tree_copy_is_deepcopy_of_a_plain_tree_or_undecided(
     value: Any, share: bool | None, pick: int
 ) -> None:
