@@ -14,6 +14,7 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 from __future__ import annotations
 
 import functools
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -96,37 +97,23 @@ def find(
     if before is None or not contract.retain.active:
         return []
     facts = retention_facts(before)
-    exchange_findings: list[Violation] = []
+    missing: list[tuple[int, int]] = []
     cursor = 0
     compare = contract.retain.compare
-    written = facts.written
     for start, end, identities in facts.exchanges:
         position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
-            finding = written.get(("exchange", start, severity, compare))
-            if finding is None:
-                span = (f"before[{start}:{end}]" if before.snapshot is None
-                        else before.snapshot.span_site("before", start, end))
-                finding = written[("exchange", start, severity, compare)] = EXCHANGE.violation(
-                    NAME, severity, "before", start, rule="recent_exchanges", span=span,
-                    how="verbatim" if compare == EXACT else "as equivalent messages")
-            exchange_findings.append(finding)
+            missing.append((start, end))
         else:
             cursor = position + len(identities)
-    found: list[Violation] = []
+    latest_lost = False
     if facts.latest_user is not None:
         before_index, key = facts.latest_user
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
-        if (after_index is None or after_index < cursor
-                or not _same(after, after_index, key, before.snapshot, before_index, latest)):
-            finding = written.get(("latest", before_index, severity, latest))
-            if finding is None:
-                finding = written[("latest", before_index, severity, latest)] = LATEST.violation(
-                    NAME, severity, "before", before_index, rule="latest_user_message",
-                    how="exactly" if latest == EXACT else "as an equivalent message")
-            found.append(finding)
-    found.extend(exchange_findings)
+        latest_lost = (after_index is None or after_index < cursor
+                       or not _same(after, after_index, key, before.snapshot, before_index, latest))
+    found = _positional_findings(facts, before.snapshot, contract, severity, missing, latest_lost)
     if facts.results is not None:
         for index, view in enumerate(after.views):
             if view.role != "tool" or not view.tool_call_id:
@@ -134,6 +121,35 @@ def find(
             if facts.results.retained(view.tool_call_id, view.content, compare) is False:
                 found.append(RESULT.violation(NAME, severity, "after", index,
                                               tool_call_id=view.tool_call_id, rule="tool_results"))
+    return found
+
+
+def _positional_findings(facts: RetentionFacts, before: Loaded | None, contract: Contract,
+                         severity: str, missing: Sequence[tuple[int, int]],
+                         latest_lost: bool) -> list[Violation]:
+    """The latest-message finding (when `latest_lost`), then one per exchange not found
+    (`missing`: its before span), each written once per facts (`RetentionFacts.written`)."""
+    written = facts.written
+    found: list[Violation] = []
+    if latest_lost and facts.latest_user is not None:
+        before_index = facts.latest_user[0]
+        latest = contract.retain.latest_user_message or EXACT
+        finding = written.get(("latest", before_index, severity, latest))
+        if finding is None:
+            finding = written[("latest", before_index, severity, latest)] = LATEST.violation(
+                NAME, severity, "before", before_index, rule="latest_user_message",
+                how="exactly" if latest == EXACT else "as an equivalent message")
+        found.append(finding)
+    compare = contract.retain.compare
+    for start, end in missing:
+        finding = written.get(("exchange", start, severity, compare))
+        if finding is None:
+            span = (f"before[{start}:{end}]" if before is None
+                    else before.span_site("before", start, end))
+            finding = written[("exchange", start, severity, compare)] = EXCHANGE.violation(
+                NAME, severity, "before", start, rule="recent_exchanges", span=span,
+                how="verbatim" if compare == EXACT else "as equivalent messages")
+        found.append(finding)
     return found
 
 
@@ -277,7 +293,30 @@ class _Split:
                 self.run_of.append(run)
                 self.run_sizes[run] += 1
                 self.run_users[run] += symbol == _USER
+        self.matches = self._all_matches(after, positional)
+        self.last_user = after.last_index("user")
         return True
+
+    def _all_matches(self, after: Loaded, positional: list[Violation]) -> list[list[int]] | None:
+        """Where each retained exchange matches in the original (every position, by its keys),
+        for the anchor-loss lemma (`_anchors_lost`); None where it does not apply: findings on
+        the original, `equivalent` comparisons, or an empty block."""
+        facts = self.facts
+        keys = after.known_keys(EXACT)
+        if (positional or not self.has_positional or keys is None or self.block_compare != EXACT
+                or self.latest_compare != EXACT):
+            return None
+        found: list[list[int]] = []
+        for _, _, identities in facts.exchanges:
+            if not isinstance(identities, KeySpan) or not len(identities):
+                return None
+            block, places = identities.all(), []
+            place = _find_known(after.views, keys, block, 0)
+            while place is not None:
+                places.append(place)
+                place = _find_known(after.views, keys, block, place + 1)
+            found.append(places)
+        return found
 
     def _positional(self, loaded: Loaded) -> list[Violation]:
         if not self.has_positional:
@@ -287,7 +326,10 @@ class _Split:
     def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
         check, contract, settings = self.check, self.pair.contract, self.settings
         fresh = mutant.fresh
-        if self._keeps_skeleton(effects, mutant):
+        lost = self._anchors_lost(effects, mutant)
+        if lost is not None:
+            found = self._without(lost)
+        elif self._keeps_skeleton(effects, mutant):
             found = list(self.original_positional)
         else:
             if self.block_compare == EXACT:
@@ -307,6 +349,57 @@ class _Split:
                 assert violation.message_index is not None
                 found.append(at_index(violation, new_results[violation.message_index][0]))
         return found
+
+    def _anchors_lost(self, effects: Effects, mutant: Mutant) -> list[int] | None:
+        """The anchor-loss lemma: positions (sorted) whose anchor an in-place rewrite turned into
+        a non-anchor, when that is all the edit changes in the skeleton; else None.
+
+        With the original clean for the positional part and exact keys, an edit that only
+        rewrites messages in place, each keeping its role and either its symbol or becoming a
+        non-anchor, leaves every other message where it was. A window of M holding a lost
+        anchor matches no block (a block's keys are all anchors); any other window is O's own
+        and matches exactly where it matched in O. So each block's search from its cursor
+        finds its first match in O (`matches`) at or after the cursor that holds no lost
+        position, and the latest user message is O's, lost when it lost its anchor or lies
+        before the cursor: `_without`. (No lost anchor: the skeleton is kept.)
+        """
+        if (self.matches is None or not effects.rewritten or effects.deleted
+                or effects.moved_to_end or effects.swapped):
+            return None
+        symbols, views = self.skeleton, self.pair.after.views
+        lost: list[int] = []
+        for number, (position, message, view) in enumerate(mutant.fresh):
+            if view.role != views[position].role:
+                return None
+            key = functools.partial(self._fresh_key, mutant, number, message)
+            symbol = self._symbol(message, view, key)
+            if symbol != symbols[position]:
+                if type(symbol) is not int:
+                    return None  # an anchor made, or another anchor's keys
+                lost.append(position)
+        return sorted(lost)
+
+    def _without(self, lost: list[int]) -> list[Violation]:
+        """The positional findings of M, O's anchors at `lost` gone (`_anchors_lost`)."""
+        assert self.matches is not None
+        if not lost:
+            return list(self.original_positional)
+        facts, cursor = self.facts, 0
+        missing: list[tuple[int, int]] = []
+        for (start, end, identities), places in zip(facts.exchanges, self.matches, strict=True):
+            length = len(identities)
+            for place in places[bisect_left(places, cursor):]:
+                k = bisect_left(lost, place)
+                if k == len(lost) or lost[k] >= place + length:
+                    cursor = place + length
+                    break
+            else:
+                missing.append((start, end))
+        latest_lost = facts.latest_user is not None and (
+            self.last_user is None or self.last_user < cursor or self.last_user in lost)
+        return _positional_findings(facts, self.pair.facts.snapshot,
+                                    self.pair.contract, self.settings.severity, missing,
+                                    latest_lost)
 
     def _keeps_skeleton(self, effects: Effects, mutant: Mutant) -> bool:
         """Whether the edit provably leaves the collapsed skeleton (class docstring) as is."""
