@@ -9,7 +9,7 @@ in the user's wire data (`origins`; None when message i is wire message i).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 from frayproof_audit.equivalence import EXACT, equivalence_key
 
@@ -186,6 +186,17 @@ class Loaded:
             pass
         return self.key(index, compare) == other.key(other_index, compare)
 
+    def known_keys(self, compare: str) -> list[bytes] | None:
+        """Every message's key under `compare`, when all are already computed (a mutant's
+        kept messages carry their original's identities), else None: then comparing by
+        equality first (`same_key`) is cheaper than computing them."""
+        if compare != EXACT:
+            return None
+        identities = self._identities
+        if None in identities:
+            return None
+        return cast("list[bytes]", identities)  # no None in it
+
     def keys(self, start: int, stop: int, compare: str) -> KeySpan:
         """The keys of messages [start, stop) under `compare`, each computed on first use."""
         return KeySpan(self, range(start, stop), compare)
@@ -234,10 +245,18 @@ class KeySpan(Sequence[bytes]):
     computed on first use: checks that compare by equality first (`Loaded.same_key`) often
     never need them."""
 
-    __slots__ = ("compare", "indexes", "snapshot")
+    __slots__ = ("_all", "compare", "indexes", "snapshot")
 
     def __init__(self, snapshot: Loaded, indexes: Sequence[int], compare: str) -> None:
         self.snapshot, self.indexes, self.compare = snapshot, indexes, compare
+        self._all: tuple[bytes, ...] | None = None
+
+    def all(self) -> tuple[bytes, ...]:
+        """Every key, computed (once) now."""
+        found = self._all
+        if found is None:
+            found = self._all = tuple(self)
+        return found
 
     def __len__(self) -> int:
         return len(self.indexes)
