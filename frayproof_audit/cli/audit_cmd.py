@@ -22,6 +22,7 @@ from frayproof_audit.cli.common import (
 from frayproof_audit.cli.dataset_options import (
     as_day,
     selection_options,
+    show_notes,
     show_table,
     table_format_option,
     table_output,
@@ -238,22 +239,26 @@ def _label(exc: InputError) -> str:
 @click.option("--by", multiple=True, type=click.Choice(STATS_BY),
               help="Group every table by this column as well (repeatable: --by compactor --by log_date).")
 @selection_options
+@click.option("--all-groups", is_flag=True,
+              help="Also show groups with nothing judged (no pair checked, no mutant): their "
+                   "check and operator rows are placeholders.")
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
-                  until: datetime | None, compactors: tuple[str, ...], output_format: str,
-                  output: str | None) -> None:
+                  until: datetime | None, compactors: tuple[str, ...], contract: str | None,
+                  all_groups: bool, output_format: str, output: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
     Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
     condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
     failure rate, passing pairs, input errors (runs from before codes existed have code null).
-    Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval.
-    Every active check, code and operator appears in every group, at zero if nothing happened.
-    Runs judged by different contracts are refused, naming them: select one contract's runs
-    with --run or --since/--until. csv and parquet hold every table in one long table with a
-    `table` column.
+    Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval
+    (over the pairs the operator applied to, as in trend and report). Every active check, code
+    and operator appears in every group that judged something, at zero if nothing happened.
+    Counts the runs of the newest contract by default, failed runs left out, and says in one
+    line what it left out (--contract chooses). csv and parquet hold every table in one long
+    table with a `table` column.
 
     \b
     Example:
@@ -265,8 +270,9 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     from frayproof_audit.corpus.dataset.stats import compute_stats
 
     try:
-        selection = Selection(runs, as_day(since), as_day(until), compactors)
-        stats = compute_stats(out, by, selection)
+        selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
+        stats = compute_stats(out, by, selection, all_groups)
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)
+    show_notes(chosen, stats.chosen.notes() if stats.chosen else ())
