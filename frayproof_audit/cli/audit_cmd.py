@@ -140,6 +140,10 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--repair-out", "repair_out", type=click.Path(file_okay=False), default=None,
               help="Write the repaired after snapshot of every failing pair a transcript repair "
                    "fixes completely to this folder (JSONL, with its pair_id).")
+@click.option("--dry-run", "dry", is_flag=True,
+              help="Read and map the first 100 records of every input and print, per field, how "
+                   "many had it; check nothing, write nothing (exit 2 when most lack before or "
+                   "after).")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def audit_command(
@@ -164,6 +168,7 @@ def audit_command(
     max_input_error_rate: float,
     allow_engine_errors: bool,
     repair_out: str | None,
+    dry: bool,
     output_format: str,
     max_results: int | None,
     sarif_category: str | None,
@@ -207,6 +212,8 @@ def audit_command(
             max_mutants_per_pair=max_mutants or None,
             repair_out=repair_out,
         )
+        if dry:
+            _dry_run(config, output_format)
         from frayproof_audit.corpus.inputs.location import local_path
         from frayproof_audit.corpus.run.audit_run import new_run_id, run_audit  # heavy: only this command
         from frayproof_audit.corpus.store.layout import LOGS_FOLDER
@@ -226,6 +233,20 @@ def audit_command(
     context = RenderContext(contract=contract, max_results=max_results, sarif_category=category)
     click.echo(render(summary, output_format, read_shown(summary, output_format, context)))
     sys.exit(summary.exit_code)
+
+
+def _dry_run(config: AuditConfig, output_format: str) -> None:
+    """`--dry-run`: the inputs read and mapped (and the contract read), nothing checked or written."""
+    from frayproof_audit.contract import load_contract
+    from frayproof_audit.corpus.inputs.dry_run import dry_run
+    from frayproof_audit.render import get_output
+
+    if get_output(output_format).ci:
+        raise InputError(f"--dry-run prints text or json, not {output_format}")
+    load_contract(config.contract)  # a contract the run would refuse is refused now
+    result = dry_run(config.inputs, config.fields, config.out, repair_out=config.repair_folder)
+    click.echo(render(result, output_format))
+    sys.exit(result.exit_code)
 
 
 def _label(exc: InputError) -> str:

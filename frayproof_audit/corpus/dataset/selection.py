@@ -146,12 +146,22 @@ def runs_in(out: str | os.PathLike[str], selection: Selection) -> list[RunInfo]:
     )
     rows = (
         read_table(out, "runs")
-        .select("run_id", "started_at", "contract_fingerprint", "contract_sha256", "contract_text",
-                "schema_version", "status", "pairs", "passed", "failed", "rejudge_of")
+        .select(*_RUN_COLUMNS)
         .join(present, on="run_id", how="semi")
         .sort("started_at", "run_id")
         .collect()
     )
+    return run_infos(rows)
+
+
+_RUN_COLUMNS = ("run_id", "started_at", "contract_fingerprint", "contract_sha256", "contract_text",
+                "schema_version", "status", "pairs", "passed", "failed", "rejudge_of")
+"""The `runs` columns a `RunInfo` is made of."""
+
+
+def run_infos(rows: pl.DataFrame) -> list[RunInfo]:
+    """`RunInfo`s of `runs` rows (with at least `_RUN_COLUMNS`), in their order: each with its
+    contract key and status (see the module docstring)."""
     keys: dict[str, str] = {}
     found = []
     for row in rows.iter_rows(named=True):
@@ -170,8 +180,9 @@ class LeftOut:
 
     run: RunInfo
     reason: str
-    """`contract` (judged by another contract), `failed` (nothing in it could be checked) or
-    `superseded` (a rejudged copy whose original is now judged by the same contract)."""
+    """`contract` (judged by another contract), `rejudged` (judged by another contract, and
+    judged again by the chosen one: its copy counts), `failed` (nothing in it could be checked)
+    or `superseded` (a rejudged copy whose original is now judged by the same contract)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +223,10 @@ class Chosen:
         if failed:
             lines.append(f"Left out {len(failed)} failed run(s), where no record could be checked:"
                          f" {_ids(failed)} (name one with --run to see it; `runs --delete` removes it)")
+        rejudged = [item.run.run_id for item in self.left_out if item.reason == "rejudged"]
+        if rejudged:
+            lines.append(f"Left out {len(rejudged)} run(s) judged again by this contract, whose"
+                         f" rejudged copies count instead: {_ids(rejudged)}")
         superseded = [item.run.run_id for item in self.left_out if item.reason == "superseded"]
         if superseded:
             lines.append(f"Left out {len(superseded)} rejudged run(s) whose original run is now"
@@ -258,7 +273,9 @@ def choose_runs(out: str | os.PathLike[str], selection: Selection) -> Chosen:
         wanted = _matching(choice, kept)
         label = f"--contract {choice}"
     chosen = [run for run in kept if run.contract == wanted]
-    left.extend(LeftOut(run, "contract") for run in kept if run.contract != wanted)
+    copied = {run.rejudge_of for run in chosen}
+    left.extend(LeftOut(run, "rejudged" if run.run_id in copied else "contract")
+                for run in kept if run.contract != wanted)
     left.sort(key=lambda item: (item.run.started_at, item.run.run_id))
     return Chosen(tuple(chosen), tuple(left), label)
 
