@@ -20,7 +20,7 @@ from polars.testing import assert_frame_equal
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset.checked_files import committed_files
-from frayproof_audit.corpus.dataset.selection import MixedContracts
+from frayproof_audit.corpus.dataset.selection import MixedContracts, Selection
 from frayproof_audit.corpus.inputs.record_fields import PROVENANCE
 from frayproof_audit.corpus.store.arrow_tables import ADDED_IN, SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
@@ -160,7 +160,7 @@ def test_a_dataset_with_schema_1_and_schema_2_runs_reads_as_today(
 
 def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     out = _mixed(tmp_path, "z-new")
-    stats = compute_stats(out, by="run_id")
+    stats = compute_stats(out, by="run_id", selection=Selection(contract="all"))
     assert stats.runs == 2
     codes = stats.codes
     assert set(codes.filter(pl.col("run_id") == "v1-example")["code"].to_list()) == {None}
@@ -181,7 +181,8 @@ def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     assert tidy.columns[-1] == "code"
     assert set(tidy["table"]) == {"pairs", "checks", "codes", "operators"}
     with pytest.raises(MixedContracts, match="runs v1-example"):
-        compute_stats(out)
+        compute_stats(out, selection=Selection(runs=("v1-example", "z-new")))
+    assert compute_stats(out).runs == 1  # the newest contract's run, the other named
 
 
 def test_duckdb_reads_mixed_findings_by_name(tmp_path: Path) -> None:

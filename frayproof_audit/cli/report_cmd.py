@@ -28,16 +28,16 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
                                 "its baseline by more than P points, as trend --fail-on-regression P.")
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
-                   until: datetime | None, compactors: tuple[str, ...], worst: int, baseline: int,
-                   points: float) -> None:
+                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
+                   worst: int, baseline: int, points: float) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
     operator with per-night trend charts, the worst pairs with their findings and the mutants
     that survived on them (with the contract rule that would catch each), and the contract.
     Runs judged with different contracts are never added up: by default the report covers the
-    runs that share the latest run's contract and names the others; --run picks runs (of one
-    contract).
+    runs of the newest contract, failed runs left out, and names the others (on stderr and on
+    the page); --contract chooses another (or all), --run picks runs.
 
     \b
     Example:
@@ -45,9 +45,10 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     """
     from frayproof_audit.htmlreport.write import write_report  # Polars: only this command
 
-    config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors, since=as_day(since),
-                          until=as_day(until), worst=worst, baseline=baseline, points=points)
     try:
+        config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors,
+                              since=as_day(since), until=as_day(until), worst=worst,
+                              baseline=baseline, points=points, contract=contract)
         data = write_report(config)
     except InputError as exc:
         fail_input(str(exc), "text")
@@ -58,6 +59,5 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     nights = ("" if first is None or last is None else f", night {first.isoformat()}" if first == last
               else f", nights {first.isoformat()} to {last.isoformat()}")
     click.echo(f"Wrote {output}: {totals.runs} run(s), {totals.pairs:,} pairs{nights}")
-    if data.left_out:
-        click.echo(f"note: left out {len(data.left_out)} run(s) judged with another contract: "
-                   f"{', '.join(data.left_out)} (choose with --run)", err=True)
+    for note in data.notes:
+        click.echo(f"note: {note}", err=True)

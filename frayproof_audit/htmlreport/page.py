@@ -115,10 +115,8 @@ def _header(data: ReportData) -> str:
         '<a href="#worst">Worst pairs</a><a href="#contract">Contract</a></nav></header>',
     ]
     if data.left_out:
-        parts.append(
-            f'<p class="notice" id="left-out">{len(data.left_out)} committed run(s) judged with another '
-            f"contract are left out, so numbers of different contracts are never added up: "
-            f"{_e(', '.join(data.left_out))}. Pick runs with <code>--run</code>.</p>")
+        parts.append('<div class="notice" id="left-out">' + "".join(
+            f"<p>{_e(note)}</p>" for note in data.notes) + "</div>")
     return "".join(parts)
 
 

@@ -140,6 +140,12 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     return current
 
 
+def has_value(record: dict[str, Any], path: str) -> bool:
+    """Whether `record` holds a value other than null at the dotted `path` (`lookup`)."""
+    value = lookup(record, path)
+    return value is not _MISSING and value is not None
+
+
 class FieldReader:
     """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 

@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 
 SUMMARY_SCHEMA_VERSION = 2
@@ -491,6 +492,7 @@ class RunSummary:
             },
             "gate_failures": list(self.gate_failures),
             "nothing_audited": self.nothing_audited,
+            "status": RunStatus.FAILED if self.nothing_audited else RunStatus.OK,
             "exit_code": self.exit_code,
         }
 
@@ -568,6 +570,9 @@ class RunSummary:
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
+        if self.nothing_audited and self.pairs:
+            lines.append(f"The run is committed as failed, so its rows say why: stats, trend and"
+                         f" report leave it out (`runs --delete {self.run_id}` removes it).")
         lines.append(self.verdict)
         return "\n".join(lines)
 

@@ -20,6 +20,7 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
+from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
@@ -140,6 +141,8 @@ RUNS_SCHEMA = pa.schema([
     _f("contract_fingerprint", pa.string()),  # schema 4 (null in older runs)
     _f("sources", pa.string()),  # schema 4: the inputs an --incremental run audited (JSON)
     _f("source_counts", pa.string()),  # schema 5: files, lines and events per source (JSON)
+    _f("status", pa.string()),  # schema 5: a RunStatus value (null in older runs: `run_status`)
+    _f("rejudge_of", pa.string()),  # schema 5: the run whose inputs this one judged again
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -150,7 +153,8 @@ SCHEMAS: Mapping[str, pa.Schema] = {
 }
 
 ADDED_IN: Mapping[str, Mapping[str, int]] = {
-    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4, "source_counts": 5},
+    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4, "source_counts": 5,
+             "status": 5, "rejudge_of": 5},
     "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
               "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
               "classification": 5, "evidence": 5},
@@ -262,8 +266,10 @@ def runs_row(
     n_jobs: int,
     files: list[str],
     sources: list[dict[str, Any]] | None = None,
+    rejudge_of: str | None = None,
 ) -> pa.Table:
-    """The one-row `runs` table that commits a run: what ran, with what, and which files it wrote."""
+    """The one-row `runs` table that commits a run: what ran, with what, and which files it
+    wrote; `rejudge_of` names the run whose inputs a `rejudge` run judged again."""
     missing = [item.records for item in summary.not_audited]
     row = {
         "run_id": summary.run_id,
@@ -296,6 +302,8 @@ def runs_row(
         "sources": None if sources is None else orjson.dumps(sources).decode(),
         "source_counts": orjson.dumps({line.source: line.to_dict()
                                        for line in summary.sources}).decode(),
+        "status": RunStatus.FAILED if summary.nothing_audited else RunStatus.OK,
+        "rejudge_of": rejudge_of,
     }
     try:
         return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)
