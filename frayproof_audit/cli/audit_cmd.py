@@ -123,6 +123,9 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
                    "before=request.messages (pair records only: a source derives its pairs).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
+@click.option("--strict-fields", is_flag=True,
+              help="A mapped field (--field, --config) found in fewer than half the records is "
+                   "an input error (exit 2, the run committed as failed), not a warning.")
 @click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
               help="Mutation-test every pair whose baseline passes.")
 @click.option("--operators", default=None, metavar="A,B",
@@ -168,6 +171,7 @@ def audit_command(
     run_id: str | None,
     field_specs: tuple[str, ...],
     config_file: str | None,
+    strict_fields: bool,
     mutate: bool,
     operators: str | None,
     max_mutants: int,
@@ -213,6 +217,7 @@ def audit_command(
             source=source,
             run_id=run_id,
             fields=_fields(config_file, field_specs),
+            strict_fields=strict_fields,
             mutate=mutate,
             operators=parse_operator_list(operators),
             input_format=input_format,

@@ -56,6 +56,11 @@ class FieldMap:
     def items(self) -> tuple[tuple[str, str], ...]:
         return tuple((name, self.path(name)) for name in FIELD_NAMES)
 
+    def mapped(self) -> tuple[tuple[str, str], ...]:
+        """(field, path) of every field moved from its default place (a key of its own name):
+        the ones a run checks it found (`field_watch`), since a typo there fails silently."""
+        return tuple((name, path) for name, path in self.items() if path != name)
+
     def with_specs(self, specs: dict[str, str]) -> FieldMap:
         """A copy with some fields moved; unknown names or empty paths are a `ConfigError`."""
         for name, path in specs.items():

@@ -146,6 +146,21 @@ def has_value(record: dict[str, Any], path: str) -> bool:
     return value is not _MISSING and value is not None
 
 
+def nearest_keys(record: dict[str, Any], path: str) -> tuple[str, tuple[str, ...]]:
+    """Where the dotted `path` stops matching `record`: the deepest object on it that exists
+    (its dotted prefix, "" for the record itself) and that object's keys, sorted (none when
+    the value there is no object). What a user fixing a typo in a field map needs to see."""
+    current: Any = record
+    prefix: list[str] = []
+    for segment in path.split("."):
+        if type(current) is not dict or segment not in current or current[segment] is None:
+            break
+        current = current[segment]
+        prefix.append(segment)
+    keys = tuple(sorted(map(str, current))) if type(current) is dict else ()
+    return ".".join(prefix), keys
+
+
 class FieldReader:
     """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 

@@ -69,6 +69,9 @@ class RunOptions:
     incremental: bool = False
     """Audit only what no other committed run with the same contract fingerprint audited
     (`corpus/inputs/incremental_plan.py`): the run of this run id, which this one replaces, never counts."""
+    strict_fields: bool = False
+    """A mapped field (`--field`/`--config`) found in fewer than half the records read is an
+    input error (exit 2, the run committed failed) instead of a warning (`field_watch`)."""
     source: str = "auto"
     """What reads the inputs (`corpus/inputs/source_choice.py`): `pairs` (records of the audit's
     own shape), a registered source (agents' session files, checkpoint databases, request

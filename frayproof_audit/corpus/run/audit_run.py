@@ -25,6 +25,7 @@ from typing import Any, ParamSpec
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
+from frayproof_audit.corpus.inputs.field_watch import watched_paths
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
 from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, plan
 from frayproof_audit.corpus.inputs.source_choice import accepts, choose_sources
@@ -362,6 +363,7 @@ class _Collector:
         self.tally = Tally()
         self.samples: dict[int, list[str]] = {}
         self.engine_samples: dict[int, list[str]] = {}
+        self.watched_missing: dict[int, dict[str, tuple[str, tuple[str, ...]]]] = {}
         self.finished: set[int] = set()
         self.not_audited: dict[int, NotAudited] = {}
         self.weight_done = 0
@@ -387,6 +389,7 @@ class _Collector:
         self.pairs[result.ordinal] = result.tally.pairs
         self.samples[result.ordinal] = result.tally.samples
         self.engine_samples[result.ordinal] = result.tally.engine_samples
+        self.watched_missing[result.ordinal] = result.tally.watched_missing
         self._finish(shard)
 
     def give_up(self, shard: Shard, reason: str) -> None:
@@ -407,6 +410,11 @@ class _Collector:
         self, config: AuditConfig, started: datetime, finished: datetime, duration: float,
         notes: tuple[str, ...] = (), incremental: Incremental | None = None,
     ) -> RunSummary:
+        missing: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for ordinal in sorted(self.watched_missing):  # the first record lacking it, in input order
+            for name, where in self.watched_missing[ordinal].items():
+                missing.setdefault(name, where)
+        self.tally.watched_missing = missing
         summary = RunSummary.from_tally(
             self.tally,
             run_id=self.run_id,
@@ -425,6 +433,8 @@ class _Collector:
             max_input_error_rate=config.max_input_error_rate,
             allow_engine_errors=config.allow_engine_errors,
             notes=notes,
+            watched=watched_paths(config.fields),
+            strict_fields=config.strict_fields,
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
 

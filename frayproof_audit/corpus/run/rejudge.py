@@ -254,6 +254,7 @@ def _replay(config: RejudgeConfig, row: dict[str, Any], target: str) -> RunSumma
         max_failure_rate=options.get("max_failure_rate"),
         max_input_error_rate=options.get("max_input_error_rate"),
         allow_engine_errors=bool(options.get("allow_engine_errors", False)),
+        strict_fields=bool(options.get("strict_fields", False)),
         max_mutants_per_pair=options.get("max_mutants_per_pair"),
         argv=config.argv,
     )

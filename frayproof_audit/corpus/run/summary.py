@@ -6,6 +6,10 @@ Exit codes, decided here only (`RunSummary.exit_code`):
   record an input or engine error, every shard lost. Like pytest's "no tests ran", this is never
   a pass, whatever the gates say (`--fail-on none` included). The run is still committed, so the
   tables show what happened.
+* **2, a mapping not found** — with `--strict-fields`, a mapped field (`--field`) found in
+  fewer than half the records read (`field_warnings`; without it, a warning). The run is
+  committed as failed, like a run that audited nothing, so its misfiled rows stay out of
+  `stats`, `trend` and `report`.
 * **1, a gate failed** — one sentence per gate in `gate_failures`:
   * engine errors: any record whose audit raised an unexpected exception (a bug), unless
     `--allow-engine-errors`; `--fail-on none` does not cover them;
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from frayproof_audit.corpus.inputs.field_watch import KEYS_SHOWN, Watched
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
@@ -224,6 +229,49 @@ class OperatorLine:
         return self.survived / self.applicable if self.applicable else None
 
 
+@dataclass(frozen=True, slots=True)
+class FieldWarning:
+    """A mapped field found in fewer than half the records read: likely a typo in the map."""
+
+    name: str
+    option: str
+    """How the user mapped it (`--field compactor=strategy.nmae`)."""
+    path: str
+    found: int
+    records: int
+    where: str
+    """How much of the path the first record lacking it matched ("": not even its first key)."""
+    keys: tuple[str, ...]
+    """The keys of that record there: what the path could have meant."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.name, "option": self.option, "path": self.path,
+                "found": self.found, "records": self.records, "matched": self.where,
+                "keys": list(self.keys)}
+
+    def to_text(self) -> str:
+        share = f" ({self.found / self.records:.0%})" if self.records else ""
+        top = "the first record lacking it has top-level keys"
+        there = f"`{self.where}` has keys" if self.where else top
+        shown = ", ".join(self.keys[:KEYS_SHOWN]) or "none"
+        more = len(self.keys) - KEYS_SHOWN
+        return (f"{self.option}: found in {self.found:,} of {self.records:,} record(s){share};"
+                f" {there}: {shown}{f' and {more} more' if more > 0 else ''}")
+
+
+def field_warnings(watched: Iterable[Watched], tally: Tally) -> tuple[FieldWarning, ...]:
+    """The watched fields found in fewer than half the records read as objects."""
+    records = tally.watched_records
+    found = []
+    for item in watched:
+        count = tally.watched_found.get(item.name, 0)
+        if records and 2 * count < records:
+            where, keys = tally.watched_missing.get(item.name, ("", ()))
+            found.append(FieldWarning(item.name, item.option, item.path, count, records, where,
+                                      keys))
+    return tuple(found)
+
+
 def _rate(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
@@ -273,6 +321,10 @@ class RunSummary:
     lineages: tuple[LineageLine, ...] = ()
     """Request logs: the first lineages (conversations) and their classification counts."""
     lineages_total: int = 0
+    field_warnings: tuple[FieldWarning, ...] = ()
+    """Mapped fields found in fewer than half the records read (`field_watch`)."""
+    strict_fields: bool = False
+    """`--strict-fields`: a field warning is an input error (exit 2, the run committed failed)."""
 
     @classmethod
     def from_tally(
@@ -295,6 +347,8 @@ class RunSummary:
         max_input_error_rate: float | None = None,
         allow_engine_errors: bool = False,
         notes: Iterable[str] = (),
+        watched: Iterable[Watched] = (),
+        strict_fields: bool = False,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
@@ -344,6 +398,8 @@ class RunSummary:
                 for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
             lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
             lineages_total=tally.lineages_total,
+            field_warnings=field_warnings(watched, tally),
+            strict_fields=strict_fields,
         )
 
     @property
@@ -364,6 +420,16 @@ class RunSummary:
             return not (skipped.records or skipped.unchanged_inputs or skipped.moved_inputs
                         or skipped.held_back)
         return self.checked == 0
+
+    @property
+    def mapping_failed(self) -> bool:
+        """`--strict-fields` and a mapped field most records lack: exit 2, committed failed."""
+        return self.strict_fields and bool(self.field_warnings)
+
+    @property
+    def status(self) -> RunStatus:
+        """What the committed run's numbers are worth (`runs.status`)."""
+        return RunStatus.FAILED if self.nothing_audited or self.mapping_failed else RunStatus.OK
 
     @property
     def input_error_rate(self) -> float | None:
@@ -412,7 +478,7 @@ class RunSummary:
 
     @property
     def exit_code(self) -> int:
-        if self.nothing_audited:
+        if self.nothing_audited or self.mapping_failed:
             return EXIT_INPUT_ERROR
         return EXIT_FAIL if self.gate_failures else EXIT_PASS
 
@@ -430,6 +496,10 @@ class RunSummary:
             return f"NOTHING AUDITED: no pair could be checked ({why})" + "".join(
                 f"; {reason}" for reason in failures
             )
+        if self.mapping_failed:
+            names = ", ".join(warning.name for warning in self.field_warnings)
+            return (f"MAPPING ERROR (--strict-fields): {names} found in fewer than half the"
+                    " records" + "".join(f"; {reason}" for reason in failures))
         return ("FAIL: " + "; ".join(failures)) if failures else "PASS"
 
     def to_dict(self) -> dict[str, Any]:
@@ -474,6 +544,7 @@ class RunSummary:
                 for o in self.operators
             ],
             "notes": list(self.notes),
+            "field_warnings": [warning.to_dict() for warning in self.field_warnings],
             "sources": {line.source: line.to_dict() for line in self.sources},
             "lineages": [lineage.to_dict() for lineage in self.lineages],
             "lineages_total": self.lineages_total,
@@ -489,10 +560,11 @@ class RunSummary:
                 "max_failure_rate": self.max_failure_rate,
                 "max_input_error_rate": self.max_input_error_rate,
                 "allow_engine_errors": self.allow_engine_errors,
+                "strict_fields": self.strict_fields,
             },
             "gate_failures": list(self.gate_failures),
             "nothing_audited": self.nothing_audited,
-            "status": RunStatus.FAILED if self.nothing_audited else RunStatus.OK,
+            "status": self.status,
             "exit_code": self.exit_code,
         }
 
@@ -555,6 +627,10 @@ class RunSummary:
             for lineage in shown:
                 counts = " · ".join(f"{name} {count:,}" for name, count in lineage.counts if count)
                 lines.append(f"  {lineage.source} {lineage.session_id}: {counts or 'one call'}")
+        if self.field_warnings:
+            strict = " (--strict-fields: an input error)" if self.strict_fields else ""
+            lines.append(f"MAPPING WARNINGS: mapped fields most records lack{strict}:")
+            lines.extend(f"  {warning.to_text()}" for warning in self.field_warnings)
         if self.notes:
             lines.append("Notes:")
             lines.extend(f"  {note}" for note in self.notes)
@@ -570,7 +646,7 @@ class RunSummary:
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
-        if self.nothing_audited and self.pairs:
+        if (self.nothing_audited or self.mapping_failed) and self.pairs:
             lines.append(f"The run is committed as failed, so its rows say why: stats, trend and"
                          f" report leave it out (`runs --delete {self.run_id}` removes it).")
         lines.append(self.verdict)

@@ -62,6 +62,13 @@ class Tally:
     lineages_total: int = 0
     source_notes: list[str] = field(default_factory=list)
     """What the sources could not know about the files they read, each once (`MAX_SAMPLES`)."""
+    watched_records: int = 0
+    """Records read as objects whose mapped fields were looked for (`field_watch`)."""
+    watched_found: dict[str, int] = field(default_factory=dict)
+    """A watched field → how many of those records held it."""
+    watched_missing: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """A watched field → where its path stopped matching the first record lacking it, and the
+    keys there (`record_fields.nearest_keys`)."""
 
     def note_missing(self, name: str, keys: tuple[str, ...]) -> None:
         self.missing_fields.setdefault(name, list(keys))
@@ -155,6 +162,11 @@ class Tally:
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)
+        self.watched_records += other.watched_records
+        for name, count in other.watched_found.items():
+            self.watched_found[name] = self.watched_found.get(name, 0) + count
+        for name, where in other.watched_missing.items():
+            self.watched_missing.setdefault(name, where)
         for source, totals in other.classifications.items():
             mine_totals = self.classifications.setdefault(source, {})
             for name, count in totals.items():

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from frayproof_audit.contract import Contract
 from frayproof_audit.corpus.inputs.field_map import FieldMap
+from frayproof_audit.corpus.inputs.field_watch import FieldWatch, watched_paths
 from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
     Meta,
@@ -170,6 +171,8 @@ class _Auditor:
             self.settings.fields, file.hive, self.parquet, self.settings.input_format
         )
         self.paths = (self.settings.fields.path("before"), self.settings.fields.path("after"))
+        watched = watched_paths(self.settings.fields)
+        self.watch = FieldWatch(watched, file.hive) if watched else None
         self.mutate_pair: Any = None
         if self.settings.mutate:
             from frayproof_audit.mutate import mutate_pair  # only runs that mutate pay for it
@@ -239,6 +242,9 @@ class _Auditor:
             except RecordProblem as exc:
                 self._input_error(raw, None, str(exc))
                 return
+        if self.watch is not None:
+            self.tally.watched_records += 1
+            self.watch.see(record, self.tally.watched_found, self.tally.watched_missing)
         self._pair(raw, record, record_sizes, self.reader, self.paths)
 
     def _pair(self, raw: Raw, record: dict[str, Any], record_sizes: dict[str, int] | None,

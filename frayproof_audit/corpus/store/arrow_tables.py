@@ -20,7 +20,6 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
-from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
@@ -302,7 +301,7 @@ def runs_row(
         "sources": None if sources is None else orjson.dumps(sources).decode(),
         "source_counts": orjson.dumps({line.source: line.to_dict()
                                        for line in summary.sources}).decode(),
-        "status": RunStatus.FAILED if summary.nothing_audited else RunStatus.OK,
+        "status": summary.status,
         "rejudge_of": rejudge_of,
     }
     try:
