@@ -152,7 +152,7 @@ def test_stats_formats(corpus: tuple[Path, Path], tmp_path: Path) -> None:
     ("args", "message"),
     [
         (("--format", "parquet"), "needs --output"),
-        (("--by", "colour"), "Invalid value"),
+        (("--by", "colour"), "unknown --by 'colour' (choose compactor, log_date, run_id;"),
     ],
 )
 def test_stats_bad_usage(

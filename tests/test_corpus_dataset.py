@@ -57,7 +57,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 POLARS_TYPES = {"string": pl.String(), "int64": pl.Int64(), "int32": pl.Int32(), "double": pl.Float64(),
                 "bool": pl.Boolean(),
                 "timestamp[us, tz=UTC]": pl.Datetime("us", "UTC"),
-                "list<item: string not null>": pl.List(pl.String())}
+                "list<item: string not null>": pl.List(pl.String()),
+                "list<item: struct<name: string not null, value: string not null> not null>":
+                    pl.List(pl.Struct({"name": pl.String(), "value": pl.String()}))}
 
 
 def _polars_type(field: Any) -> pl.DataType:
@@ -80,7 +82,9 @@ def test_polars_reads_every_table_with_documented_types(dataset: Path, table: st
 
 DUCK_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "int32": "INTEGER", "double": "DOUBLE",
               "bool": "BOOLEAN",
-              "timestamp[us, tz=UTC]": "TIMESTAMP WITH TIME ZONE", "list<item: string not null>": "VARCHAR[]"}
+              "timestamp[us, tz=UTC]": "TIMESTAMP WITH TIME ZONE", "list<item: string not null>": "VARCHAR[]",
+              "list<item: struct<name: string not null, value: string not null> not null>":
+                  'STRUCT("name" VARCHAR, "value" VARCHAR)[]'}
 
 
 @pytest.mark.parametrize("table", TABLES)

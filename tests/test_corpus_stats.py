@@ -156,9 +156,11 @@ def test_per_condition_code(two_runs: Path) -> None:
     assert "Condition codes" in stats.to_text() and stats.to_dict()["codes"] == codes.to_dicts()
 
 
-def test_unknown_grouping() -> None:
-    with pytest.raises(StatsError, match="unknown --by"):
-        compute_stats(".", by="colour")
+def test_unknown_grouping(two_runs: Path) -> None:
+    with pytest.raises(StatsError, match="unknown --by 'no such'"):
+        compute_stats(".", by="no such")  # refused before the dataset is read
+    with pytest.raises(StatsError, match=r"unknown --by 'colour' .*the selected runs carry no field"):
+        compute_stats(two_runs, by="colour")
 
 
 def test_several_keys_at_once(two_runs: Path) -> None:

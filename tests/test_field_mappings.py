@@ -97,3 +97,68 @@ def test_a_mapping_of_a_hive_folder_counts_as_found(tmp_path: Path) -> None:
     summary = json.loads(_audit(tmp_path, "--field", "compactor=team", "--format", "json",
                                 expect=0).stdout)
     assert summary["field_warnings"] == []
+
+
+# --- 6. extra fields carried into the tables --------------------------------------------------
+
+def test_carried_fields_are_pairs_columns_and_stats_groups_on_them(tmp_path: Path) -> None:
+    _logs(tmp_path)
+    config = tmp_path / "audit.yaml"
+    config.write_text("fields:\n  compactor: strategy.name\n  logged_at: ts\n"
+                      "carry:\n  version: strategy.version\n", encoding="utf-8")
+    _audit(tmp_path, "--config", str(config), "--carry", "model=model", "--carry", "team=owner.team",
+           expect=0, real=True)
+    pairs = read_table(str(tmp_path / "out"), "pairs").sort("pair_id").collect()
+    assert pairs["carried"].to_list()[:2] == [
+        [{"name": "version", "value": "v1"}, {"name": "model", "value": "m-large"}],
+        [{"name": "version", "value": "v2"}, {"name": "model", "value": "m-large"}]]
+    stats = json.loads(run_cli("stats", tmp_path / "out", "--by", "version", "--format", "json").stdout)
+    assert [(row["version"], row["pairs"]) for row in stats["pairs"]] == [("v1", 4), ("v2", 4)]
+    by_check = {(row["version"], row["check"]): row["failing_pairs"] for row in stats["checks"]}
+    assert by_check[("v1", "tool_pair_integrity")] + by_check[("v2", "tool_pair_integrity")] == 2
+    both = json.loads(run_cli("stats", tmp_path / "out", "--by", "compactor", "--by", "model",
+                              "--format", "json").stdout)
+    assert {(row["compactor"], row["model"]) for row in both["pairs"]} == {
+        (name, "m-large") for name in ("keep_all", "window", "drop_result", "drop_system")}
+    unknown = run_cli("stats", tmp_path / "out", "--by", "modle", expect=2)
+    assert ("unknown --by 'modle' (choose compactor, log_date, run_id or a field the selected runs"
+            " carry: model, version)") in unknown.stdout + unknown.stderr
+    summary = json.loads(_audit(tmp_path, "--carry", "team=owner.team", "--format", "json").stdout)
+    assert [warning["option"] for warning in summary["field_warnings"]] == ["--carry team=owner.team"]
+
+
+def test_carried_values_are_text_and_a_bad_carry_is_refused(tmp_path: Path) -> None:
+    write_jsonl(tmp_path / "logs" / "night.jsonl", [
+        line({**record(0), "n": 3, "flag": True, "obj": {"a": [1, 2]}}),
+        line({**record(1), "n": None})])
+    _audit(tmp_path, "--carry", "n=n", "--carry", "flag=flag", "--carry", "obj=obj", expect=0)
+    pairs = read_table(str(tmp_path / "out"), "pairs").sort("pair_id").collect()
+    assert pairs["carried"].to_list() == [
+        [{"name": "n", "value": "3"}, {"name": "flag", "value": "true"},
+         {"name": "obj", "value": '{"a":[1,2]}'}], []]
+    for spec, said in (("compactor=x", "a field or pairs column already has that name"),
+                       ("9lives=x", "the name must be 1-64 letters"),
+                       ("model", "expected NAME=PATH, e.g. model=request.model"),
+                       ("model=a..b", "has an empty segment")):
+        refused = _audit(tmp_path, "--carry", spec, expect=2)
+        assert said in refused.stdout + refused.stderr, spec
+
+
+def test_runs_without_carried_fields_read_as_null_carried(tmp_path: Path) -> None:
+    _logs(tmp_path)
+    _audit(tmp_path, "--field", "compactor=strategy.name", expect=0)
+    pairs = read_table(str(tmp_path / "out"), "pairs").collect()
+    assert pairs["carried"].null_count() == pairs.height
+    refused = run_cli("stats", tmp_path / "out", "--by", "model", expect=2)
+    assert "the selected runs carry no field (audit --carry NAME=PATH)" in refused.stdout + refused.stderr
+
+
+def test_carried_fields_are_read_from_parquet_structs(tmp_path: Path) -> None:
+    from tests.corpus_support import write_parquet
+
+    write_parquet(tmp_path / "logs" / "night.parquet", [_nested(i) for i in range(4)])
+    summary = json.loads(_audit(tmp_path, "--field", "compactor=strategy.name", "--carry",
+                                "version=strategy.version", "--format", "json", expect=0).stdout)
+    assert summary["field_warnings"] == []
+    pairs = read_table(str(tmp_path / "out"), "pairs").sort("pair_id").collect()
+    assert [entry[0]["value"] for entry in pairs["carried"].to_list()] == ["v1", "v2", "v1", "v2"]

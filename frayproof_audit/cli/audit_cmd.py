@@ -30,7 +30,7 @@ from frayproof_audit.cli.dataset_options import (
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, count
-from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.corpus.inputs.field_map import field_map_of
 from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
@@ -85,13 +85,6 @@ class _ProgressLine:
             self.stream.flush()
 
 
-def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
-    fields = FieldMap()
-    if config_file is not None:
-        fields = fields.with_specs(load_fields_file(config_file))
-    return fields.with_specs(parse_field_specs(specs))
-
-
 @click.command("audit")
 @click.argument("inputs", nargs=-1, required=True)
 @contract_option
@@ -122,7 +115,11 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="Where a field lives in a pair record, as a dotted path, e.g. "
                    "before=request.messages (pair records only: a source derives its pairs).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
+              help="YAML file with a fields: block (NAME: dotted.path) and a carry: block; "
+                   "--field and --carry win over it.")
+@click.option("--carry", "carry_specs", multiple=True, metavar="NAME=PATH",
+              help="Keep this field of every pair record as text in pairs.carried, e.g. "
+                   "model=request.model (repeatable); stats --by NAME groups on it.")
 @click.option("--strict-fields", is_flag=True,
               help="A mapped field (--field, --config) found in fewer than half the records is "
                    "an input error (exit 2, the run committed as failed), not a warning.")
@@ -171,6 +168,7 @@ def audit_command(
     run_id: str | None,
     field_specs: tuple[str, ...],
     config_file: str | None,
+    carry_specs: tuple[str, ...],
     strict_fields: bool,
     mutate: bool,
     operators: str | None,
@@ -216,7 +214,7 @@ def audit_command(
             incremental=incremental,
             source=source,
             run_id=run_id,
-            fields=_fields(config_file, field_specs),
+            fields=field_map_of(config_file, field_specs, carry_specs),
             strict_fields=strict_fields,
             mutate=mutate,
             operators=parse_operator_list(operators),
@@ -276,8 +274,10 @@ def _label(exc: InputError) -> str:
 
 @click.command("stats")
 @click.argument("out", type=click.Path())
-@click.option("--by", multiple=True, type=click.Choice(STATS_BY),
-              help="Group every table by this column as well (repeatable: --by compactor --by log_date).")
+@click.option("--by", multiple=True, metavar="KEY",
+              help=f"Group every table by this column as well: {', '.join(STATS_BY)}, or a field "
+                   "the runs carried (audit --carry NAME=PATH); repeatable: --by compactor --by "
+                   "log_date.")
 @selection_options
 @click.option("--all-groups", is_flag=True,
               help="Also show groups with nothing judged (no pair checked, no mutant): their "

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from frayproof_audit.corpus.dataset.carried import carried_names, carried_value, with_carried
 from frayproof_audit.corpus.dataset.selection import (
     Chosen,
     Selection,
@@ -43,6 +44,7 @@ from frayproof_audit.corpus.dataset.selection import (
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.dataset.text_table import text_table
 from frayproof_audit.corpus.dataset.wilson import wilson_exprs
+from frayproof_audit.corpus.inputs.field_map import CARRY_NAME
 from frayproof_audit.corpus.run.audit_config import STATS_BY
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
@@ -171,11 +173,31 @@ def _plain(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _keys(by: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The `by` keys, each once; a name not in `BY` must be a carried field's (`_carry`)."""
     names = (by,) if isinstance(by, str) else tuple(by or ())
     for name in names:
-        if name not in BY:
-            raise StatsError(f"unknown --by {name!r} (choose {', '.join(BY)})")
+        if name not in BY and not CARRY_NAME.fullmatch(name):
+            raise StatsError(f"unknown --by {name!r} (choose {', '.join(BY)}, or a field the runs"
+                             " carried)")
     return tuple(dict.fromkeys(names))
+
+
+def _carry(pairs: pl.LazyFrame, findings: pl.LazyFrame, mutants: pl.LazyFrame,
+           keys: list[str]) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+    """The tables with a column for every key that is a carried field (`--carry`), or
+    `StatsError` for a key that is neither a column of `BY` nor a field the pairs carry."""
+    extra = [key for key in keys if key not in BY]
+    if not extra:
+        return pairs, findings, mutants
+    known = carried_names(pairs)
+    for key in extra:
+        if key not in known:
+            carried = f" or a field the selected runs carry: {', '.join(known)}" if known else (
+                "; the selected runs carry no field (audit --carry NAME=PATH)")
+            raise StatsError(f"unknown --by {key!r} (choose {', '.join(BY)}{carried})")
+    pairs = pairs.with_columns(carried_value(key) for key in extra)
+    findings, mutants = with_carried((findings, mutants), pairs, extra)
+    return pairs, findings, mutants
 
 
 def compute_stats(
@@ -216,6 +238,7 @@ def compute_stats(
     pairs = selection.apply(read_table(out, "pairs"))
     findings = selection.apply(read_table(out, "findings"))
     mutants = selection.apply(read_table(out, "mutants"))
+    pairs, findings, mutants = _carry(pairs, findings, mutants, keys)
     group: list[str | pl.Expr] = [*keys] if keys else [pl.lit(0).alias("_all")]
     status = pl.col("status")
     counts = pairs.group_by(group).agg(

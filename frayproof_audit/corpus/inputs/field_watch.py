@@ -1,6 +1,7 @@
 """Whether a run's mapped fields were found: a mapping typo must not fail silently.
 
-A field moved with `--field`/`--config` (`FieldMap.mapped`) that no record holds files every
+A field moved with `--field`/`--config` (`FieldMap.mapped`), or carried with `--carry`, that
+no record holds files every
 pair under compactor "(none)" or the run's date without a word. Every record a worker reads as
 an object is looked at for each watched path (a Hive `key=value` folder counts, as it does for
 the reader); the run summary warns about a path found in fewer than half the records read, with
@@ -22,7 +23,8 @@ KEYS_SHOWN = 12
 
 @dataclass(frozen=True, slots=True)
 class Watched:
-    """One path a run looks for in every record: a mapped field (`--field NAME=PATH`)."""
+    """One path a run looks for in every record: a mapped field (`--field NAME=PATH`) or a
+    carried one (`--carry NAME=PATH`)."""
 
     name: str
     option: str
@@ -31,7 +33,8 @@ class Watched:
 
 
 def watched_paths(fields: FieldMap) -> tuple[Watched, ...]:
-    return tuple(Watched(name, f"--field {name}={path}", path) for name, path in fields.mapped())
+    return (*(Watched(name, f"--field {name}={path}", path) for name, path in fields.mapped()),
+            *(Watched(name, f"--carry {name}={path}", path) for name, path in fields.carry))
 
 
 class FieldWatch:

@@ -47,6 +47,8 @@ class Meta(NamedTuple):
     """The `pairs` columns of what derived the pair (`PROVENANCE`): `source_kind` `pairs` for
     a record of the audit's own shape, a source's name and what its log says of the compaction
     for a derived pair's record (`record_of`)."""
+    carried: list[dict[str, str]] | None = None
+    """The `--carry` fields the record has, as `pairs.carried` entries ({name, value})."""
 
 
 PAIRS = "pairs"
@@ -146,6 +148,28 @@ def has_value(record: dict[str, Any], path: str) -> bool:
     return value is not _MISSING and value is not None
 
 
+MAX_CARRIED_CHARS = 1024
+"""A carried value is cut to this many characters (the last one `…`): a label to group on,
+never a copy of a snapshot."""
+
+
+def carried_text(value: Any) -> str:
+    """A carried value as text: a string as it is, a time in ISO 8601, anything else as
+    compact JSON (`3`, `true`, `{"a":1}`); at most `MAX_CARRIED_CHARS` characters."""
+    if type(value) is str:
+        text = value
+    elif isinstance(value, datetime | date):
+        text = value.isoformat()
+    else:
+        try:
+            text = compact(value).decode("utf-8", "replace")
+        except (TypeError, ValueError):
+            text = str(value)
+    if len(text) > MAX_CARRIED_CHARS:
+        return text[: MAX_CARRIED_CHARS - 1] + "…"
+    return text
+
+
 def nearest_keys(record: dict[str, Any], path: str) -> tuple[str, tuple[str, ...]]:
     """Where the dotted `path` stops matching `record`: the deepest object on it that exists
     (its dotted prefix, "" for the record itself) and that object's keys, sorted (none when
@@ -164,13 +188,14 @@ def nearest_keys(record: dict[str, Any], path: str) -> tuple[str, tuple[str, ...
 class FieldReader:
     """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 
-    __slots__ = ("_fields", "_hive", "_nested", "_paths", "default_format")
+    __slots__ = ("_carry", "_fields", "_hive", "_nested", "_paths", "default_format")
 
     def __init__(
         self, fields: FieldMap, hive: tuple[tuple[str, str], ...], nested: bool, default_format: str
     ) -> None:
         self._fields = fields
         self._paths = dict(fields.items())
+        self._carry = fields.carry
         self._hive = dict(hive)
         self._nested = nested
         self.default_format = default_format
@@ -179,7 +204,7 @@ class FieldReader:
         """Top-level names a Parquet reader must load: each path literally and its first
         segment, and a derived pair's provenance (`PROVENANCE`)."""
         names: list[str] = []
-        for _, path in self._fields.items():
+        for path in (*self._paths.values(), *self._fields.carried_paths()):
             names.extend((path, path.split(".", 1)[0]))
         names.extend((*PROVENANCE, INPUT_ERROR))
         return list(dict.fromkeys(names))
@@ -189,8 +214,8 @@ class FieldReader:
         of their own): a Parquet reader may hand these over as UTF-8 bytes, never as Python text."""
         parsed = ("before", "after", "tools")
         others: set[str] = set()
-        for name, path in self._fields.items():
-            if name not in parsed:
+        for name, path in (*self._fields.items(), *self._carry):
+            if name not in parsed:  # a carried name is never a field's (`with_carry`)
                 others.update((path, path.split(".", 1)[0]))
         mine = [self._paths[name] for name in parsed if name in self._paths]
         return frozenset(path for path in mine if path not in others and mine.count(path) == 1)
@@ -234,9 +259,21 @@ class FieldReader:
             problems.append(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         tools = self._tools(record, problems)
         provenance = provenance_of(record, problems)
+        carried = self._carried(record) if self._carry else None
         meta = Meta(pair_id, session_id, compactor, logged_at, fmt or self.default_format,
-                    tools or None, provenance)
+                    tools or None, provenance, carried)
         return meta, (problems[0] if problems else None)
+
+    def _carried(self, record: dict[str, Any]) -> list[dict[str, str]]:
+        """The carried fields the record (or its Hive folder) has, each as text (`carried_text`)."""
+        found = []
+        for name, path in self._carry:
+            value = lookup(record, path)
+            if (value is _MISSING or value is None) and path in self._hive:
+                value = self._hive[path]
+            if value is not _MISSING and value is not None:
+                found.append({"name": name, "value": carried_text(value)})
+        return found
 
     def _tools(self, record: dict[str, Any], problems: list[str]) -> list[Any] | None:
         """The record's `tools` as plain JSON (Parquet: nested structs or a JSON string)."""

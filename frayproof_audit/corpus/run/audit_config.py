@@ -131,7 +131,7 @@ class AuditConfig(RunOptions):
         check_source(self.source)
         if self.source not in (AUTO, PAIRS):
             if self.fields != FieldMap():
-                raise ConfigError(f"--field and a config file's fields: map the fields of pair "
+                raise ConfigError(f"--field, --carry and a config file: map the fields of pair "
                                   f"records only (--source pairs or auto), not of {self.source} "
                                   "files, whose pairs a source derives")
             if self.input_format is not None:
@@ -149,6 +149,7 @@ class AuditConfig(RunOptions):
         skip = {"inputs", "out", "contract", "argv", "fields", "repair_out", "scheduler"}
         found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         found["fields"] = dict(self.fields.items())
+        found["carry"] = dict(self.fields.carry)
         found["operators"] = list(self.operators) if self.operators is not None else None
         found["fail_on"] = list(self.fail_on)
         return found

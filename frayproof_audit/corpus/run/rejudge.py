@@ -244,7 +244,8 @@ def _replay(config: RejudgeConfig, row: dict[str, Any], target: str) -> RunSumma
         n_jobs=config.n_jobs,
         backend=config.backend,
         run_id=target,
-        fields=FieldMap().with_specs(dict(options.get("fields") or {})),
+        fields=FieldMap().with_specs(dict(options.get("fields") or {})).with_carry(
+            dict(options.get("carry") or {})),
         mutate=bool(options.get("mutate", True)),
         operators=tuple(operators) if operators else None,
         input_format=options.get("input_format"),

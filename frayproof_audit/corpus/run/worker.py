@@ -285,6 +285,7 @@ class _Auditor:
             "compactor": meta.compactor if meta is not None else None,
             "logged_at": logged_at,
             "logged_at_missing": logged_at is None,
+            "carried": meta.carried if meta is not None else None,
         }
 
     def _input_error(self, raw: Raw, meta: Meta | None, problem: str,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.run.audit_config import AuditConfig
     from frayproof_audit.corpus.run.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 5
+TABLES_SCHEMA_VERSION = 6
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -35,6 +35,11 @@ TABLES = ("runs", *PARTITIONED_TABLES)
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRINGS = pa.list_(pa.field("item", pa.string(), nullable=False))
+_CARRIED = pa.list_(pa.field("item", pa.struct([
+    pa.field("name", pa.string(), nullable=False),
+    pa.field("value", pa.string(), nullable=False),
+]), nullable=False))
+"""`pairs.carried`: the `--carry NAME=PATH` fields a record has, in the order given, as text."""
 
 
 def _f(name: str, kind: pa.DataType, nullable: bool = True) -> pa.Field:
@@ -79,6 +84,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("tokens_after", pa.int64()),
     _f("classification", pa.string()),
     _f("evidence", pa.string()),
+    _f("carried", _CARRIED),  # schema 6: the --carry fields (null: the run carried none)
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -156,7 +162,7 @@ ADDED_IN: Mapping[str, Mapping[str, int]] = {
              "status": 5, "rejudge_of": 5},
     "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
               "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
-              "classification": 5, "evidence": 5},
+              "classification": 5, "evidence": 5, "carried": 6},
     "findings": {"code": 2, "repairable": 4},
     "mutants": {},
 }
