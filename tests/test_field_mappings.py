@@ -162,3 +162,58 @@ def test_carried_fields_are_read_from_parquet_structs(tmp_path: Path) -> None:
     assert summary["field_warnings"] == []
     pairs = read_table(str(tmp_path / "out"), "pairs").sort("pair_id").collect()
     assert [entry[0]["value"] for entry in pairs["carried"].to_list()] == ["v1", "v2", "v1", "v2"]
+
+
+# --- 6. a repeated pair id is flagged and counted once ----------------------------------------
+
+def _repeated(folder: Path) -> Path:
+    """Night logs where `p0002` (drop_result: fails) is delivered twice in one file and again in
+    a second file, and `p0004` (keep_all: passes) once more in the second file: 12 records, 9
+    pair ids, 4 of them failing (p0002, p0003, p0006, p0007)."""
+    first = [line(record(i)) for i in range(8)] + [line(record(2))]
+    write_jsonl(folder / "logs" / "a.jsonl", first)
+    return write_jsonl(folder / "logs" / "b.jsonl", [line(record(2)), line(record(4)),
+                                                      line(record(20))])
+
+
+def test_a_repeated_pair_id_is_flagged_and_counted_once(tmp_path: Path) -> None:
+    _repeated(tmp_path)
+    done = _audit(tmp_path, "--mutate", "--format", "json", expect=0, real=True)
+    summary = json.loads(done.stdout)
+    assert summary["pairs"] == 12 and summary["duplicates"] == 3
+    assert summary["failed"] == 6 and summary["failure_rate"] == 4 / 9
+    pairs = read_table(str(tmp_path / "out"), "pairs").sort("source", "source_row").collect()
+    assert pairs.height == 12  # every record is one row
+    flagged = pairs.filter(pairs["duplicate"]).select("source", "source_row", "pair_id").rows()
+    assert [(Path(source).name, row, pair_id) for source, row, pair_id in flagged] == [
+        ("a.jsonl", 9, "p0002"), ("b.jsonl", 1, "p0002"), ("b.jsonl", 2, "p0004")]
+    findings = read_table(str(tmp_path / "out"), "findings").collect()
+    twice = findings.filter(findings["pair_id"] == "p0002")["duplicate"].to_list()
+    once = findings.filter(findings["pair_id"] == "p0006").height
+    assert twice.count(False) == once and twice.count(True) == 2 * once
+    mutants = read_table(str(tmp_path / "out"), "mutants").collect()
+    assert mutants.filter(mutants["pair_id"] == "p0004")["duplicate"].sum() == \
+        mutants.filter(mutants["pair_id"] == "p0000").height > 0
+    stats = json.loads(run_cli("stats", tmp_path / "out", "--format", "json").stdout)
+    [row] = stats["pairs"]
+    assert (row["pairs"], row["passed"], row["failed"]) == (9, 5, 4)
+    checks = {check["check"]: check for check in stats["checks"]}
+    assert checks["tool_pair_integrity"]["failing_pairs"] == 2
+    assert checks["tool_pair_integrity"]["findings"] == findings.filter(
+        (findings["check"] == "tool_pair_integrity") & ~findings["duplicate"]).height
+    text = _audit(tmp_path, "--run-id", "again", expect=0).stdout
+    assert ("  3 duplicate pair id(s): record(s) repeating the pair_id of an earlier one, kept"
+            " with duplicate = true and counted once in rates") in text
+
+
+def test_a_repeated_pair_id_counts_once_in_the_failure_rate_gate(tmp_path: Path) -> None:
+    lines = [line(record(i, "keep_all")) for i in range(3)] + [line(record(9, "drop_result"))] * 4
+    write_jsonl(tmp_path / "logs" / "a.jsonl", lines)
+    # 4 of 7 records fail, but 1 of 4 pairs: under a 30% gate
+    args = ("audit", tmp_path / "logs", "--contract", write_contract(tmp_path), "--out",
+            tmp_path / "out", "--jobs", "1", "--no-mutate", "--max-failure-rate", "0.3")
+    done = run_cli(*args, expect=0)
+    assert "failure rate 25.0%" in done.stdout and "3 duplicate pair id(s)" in done.stdout
+    assert run_cli("trend", tmp_path / "out", "--format", "json").exit_code == 0
+    stats = json.loads(run_cli("stats", tmp_path / "out", "--format", "json").stdout)
+    assert stats["pairs"][0]["failure_rate"] == 0.25

@@ -16,7 +16,9 @@ import click
 from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import plain_format_option
 from frayproof_audit.cli.option_types import count
+from frayproof_audit.corpus.inputs.field_map import FieldMap, field_map_of
 from frayproof_audit.corpus.inputs.source_choice import source_names
+from frayproof_audit.errors import InputError
 from frayproof_audit.files import write_through
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.providers import PROFILE_NAMES
@@ -64,6 +66,26 @@ def _profile(function: Callable[..., Any]) -> Callable[..., Any]:
              "openai-chat).")(function)
 
 
+def _mapping(function: Callable[..., Any]) -> Callable[..., Any]:
+    function = click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False), default=None,
+        help="YAML file with a fields: block, as for audit (its carry: block is not "
+             "used); --field wins over it.")(function)
+    return click.option(
+        "--field", "field_specs", multiple=True, metavar="NAME=PATH",
+        help="Where a JSONL record keeps after (the transcript), format or pair_id, as a "
+             "dotted path, e.g. after=response.messages (as for audit).")(function)
+
+
+def _fields(config_file: str | None, field_specs: tuple[str, ...]) -> FieldMap:
+    """The field map of `--config` and `--field`, or exit 2 naming what is wrong."""
+    try:
+        return field_map_of(config_file, field_specs)
+    except InputError as exc:
+        click.echo(f"INPUT ERROR: {exc}", err=True)
+        sys.exit(EXIT_INPUT_ERROR)
+
+
 def _output(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
                         help="Write the new transcript (or the JSONL) here instead of to stdout: "
@@ -76,9 +98,11 @@ def _output(function: Callable[..., Any]) -> Callable[..., Any]:
 @_input_format
 @_source
 @_profile
+@_mapping
 @plain_format_option
 def inspect_command(paths: tuple[str, ...], input_format: str | None, source: str,
-                    profile: str | None, output_format: str) -> None:
+                    profile: str | None, field_specs: tuple[str, ...], config_file: str | None,
+                    output_format: str) -> None:
     """Name every defect of each transcript: FATAL (a provider would reject it) or WASTEFUL.
 
     PATHS are .json files (one transcript), .jsonl files (one transcript, or a corpus record
@@ -90,7 +114,7 @@ def inspect_command(paths: tuple[str, ...], input_format: str | None, source: st
     Example:
         frayproof-audit inspect fixtures/transcripts
     """
-    run = inspect_paths(paths, input_format, profile, source)
+    run = inspect_paths(paths, input_format, profile, source, _fields(config_file, field_specs))
     for line in run.problems():
         click.echo(line, err=True)
     click.echo(render(run, output_format))
@@ -125,9 +149,11 @@ def _finish(run: EditRun, output: str | None, output_format: str) -> None:
 @_input_format
 @_source
 @_profile
+@_mapping
 @plain_format_option
 def repair_command(paths: tuple[str, ...], output: str | None, input_format: str | None,
-                   source: str, profile: str | None, output_format: str) -> None:
+                   source: str, profile: str | None, field_specs: tuple[str, ...],
+                   config_file: str | None, output_format: str) -> None:
     """Repair transcripts with the smallest edits that make them valid, in their own format.
 
     Answers dangling calls with a placeholder result, moves misplaced results next to their
@@ -143,8 +169,9 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
     Example:
         frayproof-audit repair fixtures/transcripts/anthropic.json -o repaired.json
     """
-    _finish(repair_paths(paths, input_format, profile=profile, source=source), output,
-            output_format)
+    fields = _fields(config_file, field_specs)
+    _finish(repair_paths(paths, input_format, profile=profile, source=source, fields=fields),
+            output, output_format)
 
 
 @click.command("compact")
@@ -160,10 +187,12 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
 @_input_format
 @_source
 @_profile
+@_mapping
 @plain_format_option
 def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenizer: str,
                     output: str | None, input_format: str | None, source: str,
-                    profile: str | None, output_format: str) -> None:
+                    profile: str | None, field_specs: tuple[str, ...], config_file: str | None,
+                    output_format: str) -> None:
     """Drop the oldest turns until each transcript fits a token budget, safely.
 
     Keeps the leading instructions and the longest suffix that fits, never splitting a call
@@ -184,6 +213,7 @@ def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenize
         except TokenizerUnavailable as exc:
             click.echo(f"INPUT ERROR: {exc}", err=True)
             sys.exit(EXIT_INPUT_ERROR)
+    fields = _fields(config_file, field_specs)
     run = compact_paths(paths, max_tokens, input_format, keep=keep, counter=counter,
-                        profile=profile, source=source)
+                        profile=profile, source=source, fields=fields)
     _finish(run, output, output_format)

@@ -25,6 +25,7 @@ from frayproof_audit.transcript.compact import (
 from frayproof_audit.transcript.inspection import Inspection, inspect
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT
 from frayproof_audit.transcript.repair import INTERRUPTED, IrreparableError, RepairResult, repair
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.transcript.sources import AUTO, Entry, one_file, read_entries, shown_path
 from frayproof_audit.transcript.tokens import TokenCounter, approximate_tokens
 
@@ -93,14 +94,14 @@ class InspectRun:
 
 
 def inspect_paths(paths: Paths, fmt: str | None = None, profile: str | None = None,
-                  source: str = AUTO) -> InspectRun:
+                  source: str = AUTO, fields: FieldMap | None = None) -> InspectRun:
     """Inspect every transcript in `paths` (files, folders, JSONL) in format `fmt` (a JSONL
     record's own `format` wins; default `auto`), judged by the provider `profile` (default:
     the one for each transcript's format). An agent's session file (`source`: `auto` by its
     evidence, or a source's name) is its current model-visible history: is the next request
-    valid?"""
+    valid? `fields`: where a JSONL record keeps its `after`, `format` and `pair_id`."""
     items: list[Inspected] = []
-    for entry in read_entries(paths, source):
+    for entry in read_entries(paths, source, fields):
         if entry.problem is not None:
             items.append(Inspected(entry.label, problem=entry.problem))
             continue
@@ -214,9 +215,9 @@ class EditRun:
 
 
 def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult],
-         source: str = AUTO) -> EditRun:
+         source: str = AUTO, fields: FieldMap | None = None) -> EditRun:
     items: list[Edited] = []
-    for entry in read_entries(paths, source):
+    for entry in read_entries(paths, source, fields):
         if entry.problem is not None:
             items.append(Edited(entry, problem=entry.problem))
             continue
@@ -232,18 +233,21 @@ def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult
 
 
 def repair_paths(paths: Paths, fmt: str | None = None, *, placeholder: str = INTERRUPTED,
-                 profile: str | None = None, source: str = AUTO) -> EditRun:
+                 profile: str | None = None, source: str = AUTO,
+                 fields: FieldMap | None = None) -> EditRun:
     """Repair every transcript in `paths` (files, folders, JSONL, session files; read as
     `inspect_paths` reads them), judged by the provider `profile` (default: the format's)."""
     return _run(paths, lambda entry: repair(entry.value, _format(entry, fmt),
-                                            placeholder=placeholder, profile=profile), source)
+                                            placeholder=placeholder, profile=profile), source,
+                fields)
 
 
 def compact_paths(paths: Paths, max_tokens: int, fmt: str | None = None, *,
                   keep: int = DEFAULT_KEEP, counter: TokenCounter = approximate_tokens,
-                  profile: str | None = None, source: str = AUTO) -> EditRun:
+                  profile: str | None = None, source: str = AUTO,
+                  fields: FieldMap | None = None) -> EditRun:
     """Compact every transcript in `paths` (files, folders, JSONL, session files) to
     `max_tokens`."""
     return _run(paths, lambda entry: compact(entry.value, _format(entry, fmt),
                                              max_tokens=max_tokens, keep=keep, counter=counter,
-                                             profile=profile), source)
+                                             profile=profile), source, fields)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frayproof_audit.corpus.inputs.field_map import FieldMap
+from frayproof_audit.corpus.inputs.record_fields import has_path, has_value, lookup
 from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
@@ -44,6 +46,8 @@ class Entry:
     record: dict[str, Any] | None = None
     """The whole corpus record the transcript is the `after` of."""
     problem: str | None = None
+    pair_path: str = "pair_id"
+    """Where the record keeps its pair id (`--field pair_id=PATH`)."""
 
     @property
     def label(self) -> str:
@@ -54,7 +58,9 @@ class Entry:
     @property
     def pair_id(self) -> Any:
         """The corpus record's `pair_id` (None for a bare transcript)."""
-        return None if self.record is None else self.record.get("pair_id")
+        if self.record is None or not has_value(self.record, self.pair_path):
+            return None
+        return lookup(self.record, self.pair_path)
 
 
 def expand(paths: tuple[str, ...] | list[str]) -> Iterator[str | tuple[str, str]]:
@@ -113,19 +119,21 @@ def one_file(paths: tuple[str, ...] | list[str]) -> bool:
     return len(paths) == 1 and not os.path.isdir(paths[0]) and not paths[0].endswith(".jsonl")
 
 
-def read_entries(paths: tuple[str, ...] | list[str], source: str = AUTO) -> Iterator[Entry]:
+def read_entries(paths: tuple[str, ...] | list[str], source: str = AUTO,
+                 fields: FieldMap | None = None) -> Iterator[Entry]:
     for found in expand(paths):
         if isinstance(found, tuple):
             yield Entry(found[0], problem=found[1])
         else:
-            yield from read_file(found, source)
+            yield from read_file(found, source, fields)
 
 
-def read_file(path: str, source: str = AUTO) -> Iterator[Entry]:
+def read_file(path: str, source: str = AUTO, fields: FieldMap | None = None) -> Iterator[Entry]:
     """The transcripts of one file. A JSONL file that is an agent's session file (`source`:
     `auto` by the evidence of its first lines, or a registered source's name) is one
     transcript: the agent's current model-visible history, what its next request sends
-    (`frayproof_audit.sources.current_history`); `pairs` reads every file as below."""
+    (`frayproof_audit.sources.current_history`); `pairs` reads every file as below. `fields`:
+    where a JSONL record keeps its `after`, `format` and `pair_id` (`--field`, `--config`)."""
     try:
         data = strip_bom(read_regular_file(path, MAX_SNAPSHOT_BYTES))
     except UnreadableFile as exc:
@@ -150,22 +158,32 @@ def read_file(path: str, source: str = AUTO) -> Iterator[Entry]:
         return
     for number, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
-            yield _line(path, number, line)
+            yield _line(path, number, line, fields or FieldMap())
 
 
-def _line(path: str, number: int, line: bytes) -> Entry:
+def _line(path: str, number: int, line: bytes, fields: FieldMap) -> Entry:
     try:
         value = loads_strict(line)
     except JSONProblem as exc:
         return Entry(path, number, problem=f"not valid JSON: {exc}")
-    if isinstance(value, dict) and "after" in value:
-        if value["after"] is None:  # e.g. a `repair` output line for a refused transcript
+    where = fields.after
+    if isinstance(value, dict) and has_path(value, where):
+        after = lookup(value, where)
+        pair_path = fields.pair_id
+        if after is None:  # e.g. a `repair` output line for a refused transcript
             why = value.get("reason")
-            return Entry(path, number, record=value, problem="no transcript (`after` is null)"
+            return Entry(path, number, record=value, pair_path=pair_path,
+                         problem=f"no transcript (`{where}` is null)"
                          + (f": {why}" if isinstance(why, str) else ""))
-        fmt = value.get("format")
-        return Entry(path, number, value["after"], fmt if isinstance(fmt, str) else None, value)
+        fmt = lookup(value, fields.format) if has_value(value, fields.format) else None
+        return Entry(path, number, after, fmt if isinstance(fmt, str) else None, value,
+                     pair_path=pair_path)
+    if isinstance(value, dict) and where != "after":
+        return Entry(path, number, record=value, pair_path=fields.pair_id,
+                     problem=f"no transcript at `{where}` (--field after={where}); the record has"
+                     f" top-level keys: {', '.join(sorted(map(str, value))[:12]) or 'none'}")
     return Entry(path, number, value)
+
 
 
 def _decompressed(path: str, data: bytes) -> bytes:

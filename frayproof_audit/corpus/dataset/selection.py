@@ -85,8 +85,9 @@ class Selection:
                          self.contract)
 
     def apply(self, frame: pl.LazyFrame) -> pl.LazyFrame:
-        """`frame` (pairs, findings or mutants) restricted to the selection; `log_date`
-        filters are pushed down to the partition folders."""
+        """`frame` (pairs, findings or mutants) restricted to the selection, without the rows
+        of records that repeat a pair id (`duplicate`: a pair counts once); `log_date` filters
+        are pushed down to the partition folders."""
         if self.runs:
             frame = frame.filter(pl.col("run_id").is_in(list(self.runs)))
         if self.since is not None:
@@ -95,6 +96,8 @@ class Selection:
             frame = frame.filter(pl.col("log_date") <= self.until)
         if self.compactors:
             frame = frame.filter(pl.col("compactor").is_in(list(self.compactors)))
+        if "duplicate" in frame.collect_schema().names():  # a repeated pair id counts once
+            frame = frame.filter(pl.col("duplicate").fill_null(False).not_())
         return frame
 
     def describe(self) -> str:

@@ -142,6 +142,11 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     return current
 
 
+def has_path(record: dict[str, Any], path: str) -> bool:
+    """Whether `record` holds anything, null included, at the dotted `path` (`lookup`)."""
+    return lookup(record, path) is not _MISSING
+
+
 def has_value(record: dict[str, Any], path: str) -> bool:
     """Whether `record` holds a value other than null at the dotted `path` (`lookup`)."""
     value = lookup(record, path)

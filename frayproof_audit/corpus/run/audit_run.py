@@ -30,6 +30,7 @@ from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_inc
 from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, plan
 from frayproof_audit.corpus.inputs.source_choice import accepts, choose_sources
 from frayproof_audit.corpus.run.audit_config import AuditConfig, RunOptions
+from frayproof_audit.corpus.run.duplicates import mark_duplicates
 from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
     ClusterLost,
@@ -223,6 +224,7 @@ def run_audit(
             )
             collector = _Collector(stage, shards, contract, run_id, progress, clock)
             _execute(shards, settings, executor, collector)
+            mark_duplicates(stage, collector.meta, collector.tally)
             stage.fill_empty_tables(run_date, collector.meta)
             finished = datetime.now(UTC)
             notes = [note for note in (expanded.note(), incremental and incremental.note(),

@@ -33,6 +33,7 @@ from typing import Any
 
 from frayproof_audit.corpus.inputs.field_watch import KEYS_SHOWN, Watched
 from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 
@@ -325,6 +326,11 @@ class RunSummary:
     """Mapped fields found in fewer than half the records read (`field_watch`)."""
     strict_fields: bool = False
     """`--strict-fields`: a field warning is an input error (exit 2, the run committed failed)."""
+    duplicates: int = 0
+    """Records whose pair_id an earlier record of the run had (`pairs.duplicate`)."""
+    duplicate_passed: int = 0
+    duplicate_failed: int = 0
+    """Of those, the ones that passed or failed: left out of the failure rate."""
 
     @classmethod
     def from_tally(
@@ -400,6 +406,9 @@ class RunSummary:
             lineages_total=tally.lineages_total,
             field_warnings=field_warnings(watched, tally),
             strict_fields=strict_fields,
+            duplicates=sum(tally.duplicates.values()),
+            duplicate_passed=tally.duplicates.get(PairStatus.PASS, 0),
+            duplicate_failed=tally.duplicates.get(PairStatus.FAIL, 0),
         )
 
     @property
@@ -438,8 +447,10 @@ class RunSummary:
 
     @property
     def failure_rate(self) -> float | None:
-        """Failed pairs over pairs that could be checked (input errors excluded)."""
-        return _rate(self.failed, self.passed + self.failed)
+        """Failed pairs over pairs that could be checked (input errors excluded), a repeated
+        pair id counted once (its first record)."""
+        failed = self.failed - self.duplicate_failed
+        return _rate(failed, self.passed - self.duplicate_passed + failed)
 
     @property
     def mutation_score(self) -> float | None:
@@ -517,6 +528,7 @@ class RunSummary:
             "failed": self.failed,
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
+            "duplicates": self.duplicates,
             "failure_rate": self.failure_rate,
             "input_error_rate": self.input_error_rate,
             "mutation": {
@@ -580,6 +592,10 @@ class RunSummary:
             + (f" · engine_error {self.engine_errors:,}" if self.engine_errors else "")
             + (f" · failure rate {rate:.1%}" if rate is not None else "")
         )
+        if self.duplicates:
+            lines.append(f"  {self.duplicates:,} duplicate pair id(s): record(s) repeating the"
+                         " pair_id of an earlier one, kept with duplicate = true and counted once"
+                         " in rates")
         if self.mutate:
             score = self.mutation_score
             lines.append(

@@ -62,6 +62,8 @@ class Tally:
     lineages_total: int = 0
     source_notes: list[str] = field(default_factory=list)
     """What the sources could not know about the files they read, each once (`MAX_SAMPLES`)."""
+    duplicates: dict[str, int] = field(default_factory=dict)
+    """Pair status → records whose pair_id an earlier record of the run had (`duplicate`)."""
     watched_records: int = 0
     """Records read as objects whose mapped fields were looked for (`field_watch`)."""
     watched_found: dict[str, int] = field(default_factory=dict)
@@ -74,8 +76,10 @@ class Tally:
         self.missing_fields.setdefault(name, list(keys))
         self.missing_counts[name] = self.missing_counts.get(name, 0) + 1
 
-    def count_pair(self, status: PairStatus, compactor: str | None) -> None:
+    def count_pair(self, status: PairStatus, compactor: str | None, duplicate: bool = False) -> None:
         self.pairs += 1
+        if duplicate:
+            self.count_duplicate(status)
         row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0])
         row[0] += 1
         if status is PairStatus.PASS:
@@ -89,6 +93,9 @@ class Tally:
         else:
             self.input_errors += 1
             row[2] += 1
+
+    def count_duplicate(self, status: str) -> None:
+        self.duplicates[status] = self.duplicates.get(status, 0) + 1
 
     def count_source(self, source: str, counts: Counts | None, lineages: tuple[Lineage, ...] = (),
                      path: str = "", notes: tuple[str, ...] = ()) -> None:
@@ -162,6 +169,8 @@ class Tally:
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)
+        for status, count in other.duplicates.items():
+            self.duplicates[status] = self.duplicates.get(status, 0) + count
         self.watched_records += other.watched_records
         for name, count in other.watched_found.items():
             self.watched_found[name] = self.watched_found.get(name, 0) + count

@@ -164,6 +164,11 @@ class _Auditor:
         self.tally = Tally()
         self.tools = RecordTools()
         self.repaired: list[bytes] = []
+        self.pair_ids: set[str] = set()
+        """The pair ids of the shard's records so far: a repeated one is a `duplicate`."""
+        self.added: str | None = None
+        """The pair id the current record added to `pair_ids` (taken back if it ends as an
+        engine error, whose row has a pair id of its own)."""
         file = self.shard.file
         self.parquet = file.kind == "parquet"
         self.label = "row" if self.parquet else "line"
@@ -190,6 +195,7 @@ class _Auditor:
             size = raw.size
             records += 1
             heap.before_record(size)
+            self.added = None
             try:
                 self._record(raw)
             except Exception as exc:  # a bug costs its record, never the shard
@@ -220,6 +226,7 @@ class _Auditor:
         reader = FieldReader(FieldMap(), (), False, fmt)
         for row in found.rows:
             raw = Raw(row.source_row, None, 0, found.hashes.get(row.source_row, _EMPTY_SHA))
+            self.added = None
             try:
                 record = record_of(row, file.path, file.source, fmt, found.label, located=False)
                 self._pair(raw, record, None, reader, _SNAPSHOT_PATHS)
@@ -278,10 +285,15 @@ class _Auditor:
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
         logged_at = meta.logged_at if meta is not None else None
         log_date = logged_at.date().isoformat() if logged_at is not None else self.settings.run_date
-        pair_id = meta.pair_id if meta is not None else None
+        pair_id = (meta.pair_id if meta is not None else None) or f"{self.shard.file.path}:{raw.row}"
+        duplicate = pair_id in self.pair_ids
+        if not duplicate:
+            self.pair_ids.add(pair_id)
+            self.added = pair_id
         return log_date, {
             "run_id": self.settings.run_id,
-            "pair_id": pair_id or f"{self.shard.file.path}:{raw.row}",
+            "pair_id": pair_id,
+            "duplicate": duplicate,
             "compactor": meta.compactor if meta is not None else None,
             "logged_at": logged_at,
             "logged_at_missing": logged_at is None,
@@ -305,18 +317,22 @@ class _Auditor:
             provenance = meta.provenance
         row.update(provenance or {"source_kind": self.shard.file.source})
         self.builders["pairs"].append(log_date, row)
-        self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"])
+        self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"], row["duplicate"])
         self.tally.sample(reason)
 
     def _engine_error(self, raw: Raw, exc: Exception) -> None:
         """The record's row when auditing it raised: no meta (reading it may be what failed)."""
         reason = f"{self.shard.file.path} {self.label} {raw.row}: {describe_exception(exc)}"
+        if self.added is not None:
+            self.pair_ids.discard(self.added)
+            self.added = None
         row = {
             "run_id": self.settings.run_id,
             "pair_id": f"{self.shard.file.path}:{raw.row}",
             "source": self.shard.file.path,
             "source_row": raw.row,
             "status": PairStatus.ENGINE_ERROR,
+            "duplicate": False,  # its pair id names its file and line: never repeated
             "engine_error": reason,
             "record_sha256": raw.sha256,
             "source_kind": None if self.shard.file.source == AUTO else self.shard.file.source,
@@ -376,7 +392,7 @@ class _Auditor:
         if outcome is not None:
             self._mutants(log_date, base, pair, outcome)
         self.builders["pairs"].append(log_date, pair)
-        self.tally.count_pair(status, meta.compactor)
+        self.tally.count_pair(status, meta.compactor, base["duplicate"])
 
     def _mutants(self, log_date: str, base: dict[str, Any], pair: dict[str, Any], outcome: Any) -> None:
         mutants = self.builders["mutants"]

@@ -85,6 +85,7 @@ PAIRS_SCHEMA = pa.schema([
     _f("classification", pa.string()),
     _f("evidence", pa.string()),
     _f("carried", _CARRIED),  # schema 6: the --carry fields (null: the run carried none)
+    _f("duplicate", pa.bool_()),  # schema 6: an earlier record of the run has this pair_id
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -101,6 +102,7 @@ FINDINGS_SCHEMA = pa.schema([
     _f("rule", pa.string()),
     _f("message", pa.string(), False),
     _f("repairable", pa.bool_()),  # schema 4: a transcript repair removes this finding
+    _f("duplicate", pa.bool_()),  # schema 6: the finding of a pair's repeated record
 ])
 
 MUTANTS_SCHEMA = pa.schema([
@@ -114,6 +116,7 @@ MUTANTS_SCHEMA = pa.schema([
     _f("status", pa.string(), False),
     _f("caught_by", _STRINGS, False),
     _f("reason", pa.string()),
+    _f("duplicate", pa.bool_()),  # schema 6: the mutant of a pair's repeated record
 ])
 
 RUNS_SCHEMA = pa.schema([
@@ -162,9 +165,9 @@ ADDED_IN: Mapping[str, Mapping[str, int]] = {
              "status": 5, "rejudge_of": 5},
     "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
               "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
-              "classification": 5, "evidence": 5, "carried": 6},
-    "findings": {"code": 2, "repairable": 4},
-    "mutants": {},
+              "classification": 5, "evidence": 5, "carried": 6, "duplicate": 6},
+    "findings": {"code": 2, "repairable": 4, "duplicate": 6},
+    "mutants": {"duplicate": 6},
 }
 """Columns added since schema 1, with the version that added them (docs/tables.md, Changelog):
 a file of an older version lacks them, a file of that version or later has them."""

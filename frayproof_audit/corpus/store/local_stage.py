@@ -156,6 +156,24 @@ class Stage:
                 parts.append(read_handle(handle, columns))
         return pa.concat_tables(parts) if parts else empty(table).select(columns)
 
+    def read_staged_file(self, relative: str, columns: list[str] | None = None) -> pa.Table:
+        """One staged part file (`columns`, or all), before the commit."""
+        try:
+            with open(self.folder / relative, "rb") as handle:
+                return read_handle(handle, columns)
+        except OSError as exc:
+            raise self._fault("read", exc) from None
+
+    def replace_staged(self, relative: str, table: pa.Table, metadata: dict[str, str]) -> None:
+        """Write a staged part file again (under a temporary name, then renamed)."""
+        target = self.folder / relative
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            write_parquet(table, temporary, metadata)
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise self._fault("stage", exc) from None
+
     def discard(self, ordinal: int) -> None:
         """Delete whatever a shard that was given up may have staged: it is not in this run."""
         for path in self.folder.glob(f"*/log_date=*/{part_name(self.run_id, ordinal)}"):

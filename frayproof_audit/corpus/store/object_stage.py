@@ -155,6 +155,23 @@ class ObjectStage:
                 parts.append(read_handle(handle, columns))
         return pa.concat_tables(parts) if parts else empty(table).select(columns)
 
+    def read_staged_file(self, relative: str, columns: list[str] | None = None) -> pa.Table:
+        """One staged part file (`columns`, or all), before the commit."""
+        _, staging = location.filesystem(self.folder)
+        try:
+            with self.fs.open(f"{staging}/{relative}", "rb") as handle:
+                return read_handle(handle, columns)
+        except OSError as exc:
+            raise self._fault("read", exc) from None
+
+    def replace_staged(self, relative: str, table: pa.Table, metadata: dict[str, str]) -> None:
+        """Write a staged part file again (an object appears only when complete)."""
+        _, staging = location.filesystem(self.folder)
+        try:
+            write_object(self.fs, f"{staging}/{relative}", table, metadata)
+        except OSError as exc:
+            raise self._fault("stage", exc) from None
+
     def discard(self, ordinal: int) -> None:
         """Delete whatever a shard that was given up may have staged."""
         _, staging = location.filesystem(self.folder)
