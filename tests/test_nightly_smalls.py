@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.corpus_support import line, record, write_contract, write_jsonl
-from tests.helpers import REPO, run_cli
+from tests.corpus_support import line, record, write_jsonl
+from tests.helpers import run_cli
 
 
 def _own_layout(folder: Path) -> Path:
@@ -54,3 +54,38 @@ def test_a_mapped_after_no_record_has_is_named_per_record(tmp_path: Path) -> Non
             " top-level keys: response, trace") in done.stdout + done.stderr
     bad = run_cli("repair", logs, "--field", "nope=x", expect=2)
     assert "unknown field 'nope'" in bad.stderr
+
+
+def test_repair_out_says_how_many_files_and_records_it_wrote(tmp_path: Path) -> None:
+    from tests.corpus_support import good_lines, write_contract
+
+    contract = write_contract(tmp_path)
+    write_jsonl(tmp_path / "logs" / "a.jsonl", good_lines(8))
+    write_jsonl(tmp_path / "logs" / "b.jsonl", good_lines(4, start=10))
+    args = ("audit", tmp_path / "logs", "--contract", contract, "--out", tmp_path / "out",
+            "--no-mutate", "--jobs", "1", "--repair-out", tmp_path / "fixed")
+    done = run_cli(*args, expect=1, real=True)
+    written = sorted((tmp_path / "fixed").glob("repaired-*.jsonl"))
+    records = sum(len(path.read_text().splitlines()) for path in written)
+    assert (len(written), records) == (2, 3)  # p0002, p0006; p0010
+    assert (f"  --repair-out: 3 repaired after snapshot(s) in 2 file(s) written to"
+            f" {tmp_path / 'fixed'}") in done.stdout
+    summary = json.loads(run_cli(*args, "--format", "json", expect=1).stdout)
+    assert summary["repair_out"] == {"folder": str(tmp_path / "fixed"), "files": 2, "records": 3}
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [line(record(0, "keep_all"))])
+    (tmp_path / "logs" / "b.jsonl").unlink()
+    clean = run_cli(*args, expect=0)
+    assert (f"  --repair-out: no failing pair a repair fixes completely; nothing written to"
+            f" {tmp_path / 'fixed'}") in clean.stdout
+
+
+def test_junit_lists_no_suite_for_a_check_never_enabled(tmp_path: Path) -> None:
+    from tests.corpus_support import good_lines, write_contract
+
+    write_jsonl(tmp_path / "logs.jsonl", good_lines(8))
+    done = run_cli("audit", tmp_path / "logs.jsonl", "--contract", write_contract(tmp_path), "--out",
+                   tmp_path / "out", "--no-mutate", "--jobs", "1", "--format", "junit", expect=1,
+                   real=True)
+    assert '<testsuite name="tool_pair_integrity" tests="8" failures="2"' in done.stdout
+    assert '<testsuite name="provider_validity"' not in done.stdout
+    assert 'name="tool_call_integrity"' not in done.stdout and "off in the contract" not in done.stdout

@@ -205,7 +205,9 @@ def test_render_shows_what_it_is_given_and_reads_no_file(tmp_path: Path) -> None
                for r in document["runs"][0]["results"]}
     assert regions == {lines.line_of("before[0]")}
     junit = render(report, "junit", context)
-    assert 'message="off in the contract"' in junit  # no check is on: `enabled` said so
+    # no check is on (`enabled` said so): only the checks with findings have a suite
+    assert "<testsuite name=\"tool_pair_integrity\"" not in junit
+    assert "<testsuite name=\"pinned_content\"" in junit
 
 
 def test_an_audit_is_rendered_from_the_rows_read_before(tmp_path: Path) -> None:

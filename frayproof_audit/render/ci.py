@@ -38,8 +38,8 @@ class Shown(NamedTuple):
     """Snapshot file (as `RenderContext.files` names it) → where each value of it starts; a file
     the outcome points at that is missing here gets no line (logical locations only)."""
     enabled: frozenset[str] | None = None
-    """Names of the checks the contract runs; None when it could not be read again (then no
-    test case is skipped as off in the contract)."""
+    """Names of the checks the contract runs; None when it could not be read again (then a
+    JUnit report has a case for every registered check)."""
     details: RunDetails | None = None
     """An audit's committed rows, at most the output's cap of each kind (`corpus.dataset.run_details`)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.errors import InputError
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 from frayproof_audit.transcript.compact import (
@@ -25,7 +26,6 @@ from frayproof_audit.transcript.compact import (
 from frayproof_audit.transcript.inspection import Inspection, inspect
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT
 from frayproof_audit.transcript.repair import INTERRUPTED, IrreparableError, RepairResult, repair
-from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.transcript.sources import AUTO, Entry, one_file, read_entries, shown_path
 from frayproof_audit.transcript.tokens import TokenCounter, approximate_tokens
 

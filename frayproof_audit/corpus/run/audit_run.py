@@ -437,6 +437,7 @@ class _Collector:
             notes=notes,
             watched=watched_paths(config.fields),
             strict_fields=config.strict_fields,
+            repair_out=config.repair_folder,
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
 

@@ -326,6 +326,11 @@ class RunSummary:
     """Mapped fields found in fewer than half the records read (`field_watch`)."""
     strict_fields: bool = False
     """`--strict-fields`: a field warning is an input error (exit 2, the run committed failed)."""
+    repair_out: str | None = None
+    """`--repair-out`'s folder (None: not asked)."""
+    repaired_files: int = 0
+    repaired_records: int = 0
+    """The files `--repair-out` wrote and the repaired snapshots in them."""
     duplicates: int = 0
     """Records whose pair_id an earlier record of the run had (`pairs.duplicate`)."""
     duplicate_passed: int = 0
@@ -355,6 +360,7 @@ class RunSummary:
         notes: Iterable[str] = (),
         watched: Iterable[Watched] = (),
         strict_fields: bool = False,
+        repair_out: str | None = None,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
@@ -406,6 +412,9 @@ class RunSummary:
             lineages_total=tally.lineages_total,
             field_warnings=field_warnings(watched, tally),
             strict_fields=strict_fields,
+            repair_out=repair_out,
+            repaired_files=tally.repaired_files,
+            repaired_records=tally.repaired_records,
             duplicates=sum(tally.duplicates.values()),
             duplicate_passed=tally.duplicates.get(PairStatus.PASS, 0),
             duplicate_failed=tally.duplicates.get(PairStatus.FAIL, 0),
@@ -555,6 +564,9 @@ class RunSummary:
                  "survived": o.survived, "skipped": o.skipped, "survival_rate": o.survival_rate}
                 for o in self.operators
             ],
+            "repair_out": None if self.repair_out is None else {
+                "folder": self.repair_out, "files": self.repaired_files,
+                "records": self.repaired_records},
             "notes": list(self.notes),
             "field_warnings": [warning.to_dict() for warning in self.field_warnings],
             "sources": {line.source: line.to_dict() for line in self.sources},
@@ -630,6 +642,12 @@ class RunSummary:
                 survival = f"{o.survival_rate:.1%}" if o.survival_rate is not None else "-"
                 lines.append(f"  {o.operator:<{width}} {o.survived:>7,} / {o.applicable:,} ({survival})"
                              + (f", {o.skipped:,} skipped" if o.skipped else ""))
+        if self.repair_out is not None:
+            lines.append(f"  --repair-out: {self.repaired_records:,} repaired after snapshot(s) in"
+                         f" {self.repaired_files:,} file(s) written to {self.repair_out}"
+                         if self.repaired_records else
+                         f"  --repair-out: no failing pair a repair fixes completely; nothing"
+                         f" written to {self.repair_out}")
         if self.skipped is not None:
             lines.append(f"  {self.skipped.to_text()}")
         if any(line.source != PAIRS for line in self.sources):

@@ -62,6 +62,9 @@ class Tally:
     lineages_total: int = 0
     source_notes: list[str] = field(default_factory=list)
     """What the sources could not know about the files they read, each once (`MAX_SAMPLES`)."""
+    repaired_files: int = 0
+    repaired_records: int = 0
+    """`--repair-out`: the files written and the repaired snapshots (lines) they hold."""
     duplicates: dict[str, int] = field(default_factory=dict)
     """Pair status → records whose pair_id an earlier record of the run had (`duplicate`)."""
     watched_records: int = 0
@@ -169,6 +172,8 @@ class Tally:
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)
+        self.repaired_files += other.repaired_files
+        self.repaired_records += other.repaired_records
         for status, count in other.duplicates.items():
             self.duplicates[status] = self.duplicates.get(status, 0) + count
         self.watched_records += other.watched_records

@@ -116,7 +116,11 @@ def audit_shard(task: ShardTask) -> ShardResult:
         auditor = _Auditor(task)
         auditor.run()
         if settings.repair_out is not None:
-            _staging(write_repaired, settings.repair_out, settings.run_id, ordinal, auditor.repaired)
+            written = _staging(write_repaired, settings.repair_out, settings.run_id, ordinal,
+                               auditor.repaired)
+            if written is not None:
+                auditor.tally.repaired_files += 1
+                auditor.tally.repaired_records += len(auditor.repaired)
         tables = {name: builder.by_log_date() for name, builder in auditor.builders.items()}
         files = _staging(
             stage_shard, settings.staging_dir, settings.run_id, ordinal, tables,
