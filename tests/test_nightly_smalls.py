@@ -89,3 +89,29 @@ def test_junit_lists_no_suite_for_a_check_never_enabled(tmp_path: Path) -> None:
     assert '<testsuite name="tool_pair_integrity" tests="8" failures="2"' in done.stdout
     assert '<testsuite name="provider_validity"' not in done.stdout
     assert 'name="tool_call_integrity"' not in done.stdout and "off in the contract" not in done.stdout
+
+
+def test_codeclimate_output_is_a_gitlab_code_quality_report(tmp_path: Path) -> None:
+    from tests.corpus_support import good_lines, write_contract
+
+    write_jsonl(tmp_path / "logs.jsonl", good_lines(8))
+    args = ("audit", tmp_path / "logs.jsonl", "--contract", write_contract(tmp_path), "--out",
+            tmp_path / "out", "--no-mutate", "--jobs", "1", "--format", "codeclimate")
+    issues = json.loads(run_cli(*args, expect=1, real=True).stdout)
+    assert len(issues) >= 4 and {issue["severity"] for issue in issues} == {"major"}
+    for issue in issues:
+        assert set(issue) >= {"description", "check_name", "fingerprint", "severity", "location"}
+        assert issue["location"]["path"] == str(tmp_path / "logs.jsonl")
+        assert type(issue["location"]["lines"]["begin"]) is int
+    assert len({issue["fingerprint"] for issue in issues}) == len(issues)
+    lines = {issue["location"]["lines"]["begin"] for issue in issues}
+    assert lines == {3, 4, 7, 8}  # the failing records' lines (p0002, p0003, p0006, p0007)
+    again = json.loads(run_cli(*args, "--run-id", "again", expect=1).stdout)
+    assert [issue["fingerprint"] for issue in again] == [issue["fingerprint"] for issue in issues]
+    capped = json.loads(run_cli(*args, "--max-results", "2", expect=1).stdout)
+    assert len(capped) == 2 and capped[-1]["severity"] == "info"
+    assert "left out (the output is capped)" in capped[-1]["description"]
+    failed = run_cli("check", "--before", tmp_path / "nope.json", "--after", tmp_path / "nope.json",
+                     "--format", "codeclimate", expect=2)
+    [issue] = json.loads(failed.stdout)
+    assert issue["severity"] == "critical" and issue["description"].startswith("INPUT ERROR")

@@ -93,8 +93,8 @@ def test_check_shows_it_with_the_lines_it_read() -> None:
     capped = rows(run_cli(*CHECK, "--format", "tsv", expect=1).stdout)
     assert len(capped) == 1 + 2  # its own cap
     shown = " ".join(run_cli("check", "--help").stdout.split())
-    assert "[text|json|sarif|github|junit|tsv|shout]" in shown
-    assert "(default: 25000 sarif, 50 github, 20000 junit, 2 tsv)" in shown
+    assert "[text|json|sarif|github|junit|codeclimate|tsv|shout]" in shown
+    assert "(default: 25000 sarif, 50 github, 20000 junit, 10000 codeclimate, 2 tsv)" in shown
 
 
 @pytest.mark.usefixtures("outputs")
@@ -184,11 +184,11 @@ def test_table_is_the_old_spelling_of_text(tmp_path: Path) -> None:
 
 
 def test_the_ci_caps_are_the_outputs_own_defaults() -> None:
-    from frayproof_audit.render import github, junit, sarif
+    from frayproof_audit.render import codeclimate, github, junit, sarif
 
     assert {name: output.cap for name, output in OUTPUTS.items() if output.ci} == {
         "sarif": sarif.DEFAULT_MAX_RESULTS, "github": github.DEFAULT_MAX_ANNOTATIONS,
-        "junit": junit.DEFAULT_MAX_CASES}
+        "junit": junit.DEFAULT_MAX_CASES, "codeclimate": codeclimate.DEFAULT_MAX_ISSUES}
 
 
 def test_render_shows_what_it_is_given_and_reads_no_file(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ or the result of `tool-args`, `inspect`, `repair` or `compact`; each owns its ve
 code and knows its own text and JSON forms. An `Output` holds everything about one format: how
 it renders a result (with a `RenderContext`: the files the command read, a cap), what it shows
 when the command could not run (`failure`), and whether it is a CI output (`cap`): `sarif`,
-`github` and `junit` write one `Outcome` (`render/ci.py`), which only validate, check, mutate
+`github`, `junit` and `codeclimate` write one `Outcome` (`render/ci.py`), which only validate, check, mutate
 and audit results have, and show what the caller read for them (`frayproof_audit.shown`). The
 format never changes the exit code. Adding an output is a module here and one entry in
 `OUTPUTS`; the commands' `--format` choices, `--max-results`' defaults and the failure path are
@@ -107,17 +107,31 @@ def _junit_failure(failure: Failure) -> Said:
     return junit_failure(failure)
 
 
+def _codeclimate(result: Renderable, context: RenderContext) -> str:
+    from frayproof_audit.render.codeclimate import render_codeclimate
+
+    return render_codeclimate(result, context)
+
+
+def _codeclimate_failure(failure: Failure) -> Said:
+    from frayproof_audit.render.codeclimate import codeclimate_failure
+
+    return codeclimate_failure(failure)
+
+
 OUTPUTS: dict[str, Output] = {output.name: output for output in (
     Output("text", _text, text_failure),
     Output("json", _json, json_failure),
     Output("sarif", _sarif, _sarif_failure, cap=25_000, options=("sarif_category",)),
     Output("github", _github, _github_failure, cap=50),
     Output("junit", _junit, _junit_failure, cap=20_000),
+    Output("codeclimate", _codeclimate, _codeclimate_failure, cap=10_000),
 )}
 """Output format name → output. `text` is for people, `json` for machines, `sarif` for code
-scanning (GitHub), `github` for workflow annotations, `junit` for CI test reports. The caps are
-the CI systems' limits (GitHub code scanning's 25,000 results per run, the 50 annotations it
-shows per job, GitLab's 30 MB reports) and equal the modules' own defaults (a test checks)."""
+scanning (GitHub), `github` for workflow annotations, `junit` for CI test reports,
+`codeclimate` for GitLab's Code Quality report. The caps are the CI systems' limits (GitHub
+code scanning's 25,000 results per run, the 50 annotations it shows per job, GitLab's 30 MB
+reports) and equal the modules' own defaults (a test checks)."""
 
 
 def get_output(name: str) -> Output:
