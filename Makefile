@@ -1,19 +1,30 @@
 # Two commands set everything up on a fresh machine: `make demo` and `make test`.
+# `make demo` installs only what the demo runs (the package and its `demo` extra: matplotlib for
+# the charts, DuckDB for the query); `make test` everything the tests need (`dev`, `plot`), in
+# the same .venv. Each has its own stamp; the full install stamps the demo's too, so either
+# order installs once per change of pyproject.toml.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 PEER_PYTHON ?= /root/.pyenv/versions/3.12.1/bin/python
 
 .PHONY: demo test lint typecheck unit bench docs peer clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,plot]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,plot]'
+	touch $(STAMP) $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python examples/demo.py
 
 test: $(STAMP) lint typecheck unit

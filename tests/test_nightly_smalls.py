@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from tests.corpus_support import line, record, write_jsonl
-from tests.helpers import run_cli
+from tests.helpers import REPO, run_cli
 
 
 def _own_layout(folder: Path) -> Path:
@@ -115,3 +115,47 @@ def test_codeclimate_output_is_a_gitlab_code_quality_report(tmp_path: Path) -> N
                      "--format", "codeclimate", expect=2)
     [issue] = json.loads(failed.stdout)
     assert issue["severity"] == "critical" and issue["description"].startswith("INPUT ERROR")
+
+
+def _make(folder: Path, target: str) -> list[str]:
+    """The commands `make -n TARGET` would run in a copy of the Makefile."""
+    import shutil
+    import subprocess
+
+    done = subprocess.run(["make", "-n", target], cwd=folder, capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert shutil.which("make")
+    return done.stdout.splitlines()
+
+
+def test_make_demo_installs_only_the_demo_extra_and_make_test_the_rest(tmp_path: Path) -> None:
+    import shutil
+    import tomllib
+
+    shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    demo = _make(tmp_path, "demo")
+    installs = [command for command in demo if "pip install" in command and "-e" in command]
+    assert installs == [".venv/bin/python -m pip install --quiet -e '.[demo]'"]
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {name.split(">")[0] for name in extras["demo"]} == {"matplotlib", "duckdb"}
+    # after the demo's install (its stamp newer than pyproject.toml), `make test` installs dev
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").symlink_to(shutil.which("true") or "/bin/true")
+    (tmp_path / ".venv" / ".installed-demo").touch()
+    test = _make(tmp_path, "test")
+    assert ".venv/bin/python -m pip install --quiet -e '.[dev,plot]'" in test
+    assert any(command.startswith(".venv/bin/pytest") for command in test)
+    (tmp_path / ".venv" / ".installed").touch()  # after the full install: the demo installs nothing
+    assert not [command for command in _make(tmp_path, "demo") if "pip install" in command]
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_readme_installs_from_a_checkout_or_a_wheel() -> None:
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert not re.search(r"pip install '?frayproof-audit(\[|'|\s|$)", readme)
+    assert "python -m pip install -e '.[plot]'" in readme
+    assert "python -m pip wheel --no-deps -w dist ." in readme
+    assert "not published on PyPI" in readme
