@@ -12,6 +12,7 @@ from typing import Any
 from frayproof_audit.corpus import read_table
 from tests.corpus_support import line, record, write_contract, write_jsonl
 from tests.helpers import run_cli
+from tests.test_scale import s3  # noqa: F401 - the moto S3 server fixture
 
 
 def _nested(index: int, **extra: Any) -> dict[str, Any]:
@@ -217,3 +218,15 @@ def test_a_repeated_pair_id_counts_once_in_the_failure_rate_gate(tmp_path: Path)
     assert run_cli("trend", tmp_path / "out", "--format", "json").exit_code == 0
     stats = json.loads(run_cli("stats", tmp_path / "out", "--format", "json").stdout)
     assert stats["pairs"][0]["failure_rate"] == 0.25
+
+
+def test_repeated_pair_ids_are_flagged_in_a_dataset_on_an_object_store(
+        tmp_path: Path, s3: dict[str, str]) -> None:  # noqa: F811
+    from frayproof_audit.corpus import audit
+
+    source = _repeated(tmp_path)
+    summary = audit([str(source.parent)], str(write_contract(tmp_path)), "s3://audit/dups", jobs=1,
+                    mutate=False, fail_on=("none",))
+    assert summary.duplicates == 3
+    pairs = read_table("s3://audit/dups", "pairs").collect()
+    assert sorted(pairs.filter(pairs["duplicate"])["pair_id"].to_list()) == ["p0002", "p0002", "p0004"]
