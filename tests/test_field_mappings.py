@@ -195,6 +195,11 @@ def test_a_repeated_pair_id_is_flagged_and_counted_once(tmp_path: Path) -> None:
     mutants = read_table(str(tmp_path / "out"), "mutants").collect()
     assert mutants.filter(mutants["pair_id"] == "p0004")["duplicate"].sum() == \
         mutants.filter(mutants["pair_id"] == "p0000").height > 0
+    once = mutants.filter(~mutants["duplicate"])
+    assert summary["mutation"]["caught"] == once.filter(once["status"] == "caught").height
+    assert summary["mutation"]["survived"] == once.filter(once["status"] == "survived").height
+    counted = {check["check"]: check["failing_pairs"] for check in summary["checks"]}
+    assert counted["tool_pair_integrity"] == 2  # p0002 and p0006, each once
     stats = json.loads(run_cli("stats", tmp_path / "out", "--format", "json").stdout)
     [row] = stats["pairs"]
     assert (row["pairs"], row["passed"], row["failed"]) == (9, 5, 4)

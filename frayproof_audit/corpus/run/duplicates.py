@@ -67,17 +67,34 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
         table_name = relative.split("/", 1)[0]
         ids = by_shard.get(shard_of(relative)) if table_name in PARTITIONED_TABLES else None
         if ids:
-            _flag(stage, relative, table_name, ids, meta)
+            _flag(stage, relative, table_name, ids, meta, tally)
     return int(later.num_rows)
 
 
 def _flag(stage: StagedFiles, relative: str, table_name: str, ids: set[str],
-          meta: Callable[[str], dict[str, str]]) -> None:
+          meta: Callable[[str], dict[str, str]], tally: Tally) -> None:
+    """Rewrite one staged file with the rows of `ids` flagged, and take the newly flagged
+    findings and mutants out of the run's totals (the worker counted them)."""
     table = stage.read_staged_file(relative)
+    before = pc.fill_null(table["duplicate"], False)
     hit = pc.is_in(table["pair_id"], value_set=pa.array(sorted(ids), pa.string()))
     if not pc.any(hit).as_py():
         return
-    flagged = pc.or_(pc.fill_null(table["duplicate"], False), hit)
+    new = table.filter(pc.and_(hit, pc.invert(before)))
+    if table_name == "mutants":
+        for operator, status in zip(new["operator"].to_pylist(), new["status"].to_pylist(),
+                                    strict=True):
+            tally.uncount_mutant(operator, status)
+    elif table_name == "findings":
+        per_pair: dict[tuple[str, str], list[int]] = {}
+        for pair_id, check, severity in zip(new["pair_id"].to_pylist(), new["check"].to_pylist(),
+                                            new["severity"].to_pylist(), strict=True):
+            counts = per_pair.setdefault((pair_id, check), [0, 0])
+            counts[0] += 1
+            counts[1] += severity == "error"
+        for (_, check), (found, errors) in per_pair.items():
+            tally.uncount_check(check, found, errors)
     index = table.schema.get_field_index("duplicate")
+    flagged = pc.or_(before, hit)
     table = table.set_column(index, table.schema.field(index), flagged)
     stage.replace_staged(relative, table.replace_schema_metadata(None), meta(table_name))

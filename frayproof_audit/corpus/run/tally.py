@@ -144,6 +144,26 @@ class Tally:
             self.mutants_skipped += 1
             row[2] += 1
 
+    def uncount_check(self, check: str, findings: int, errors: int) -> None:
+        """Take back `count_check` (a pair found to repeat an earlier shard's pair id)."""
+        row = self.checks[check]
+        row[0] -= findings
+        row[1] -= 1
+        row[2] -= 1 if errors else 0
+
+    def uncount_mutant(self, operator: str, status: str) -> None:
+        """Take back `count_mutant` (a mutant of a repeated pair id's record)."""
+        row = self.operators[operator]
+        if status == "caught":
+            self.mutants_caught -= 1
+            row[0] -= 1
+        elif status == "survived":
+            self.mutants_survived -= 1
+            row[1] -= 1
+        else:
+            self.mutants_skipped -= 1
+            row[2] -= 1
+
     def count_budget(self, not_judged: int) -> None:
         """A pair whose budget left `not_judged` sites out."""
         self.budget_pairs += 1

@@ -391,8 +391,9 @@ class _Auditor:
             counts = per_check.setdefault(violation.check, [0, 0])
             counts[0] += 1
             counts[1] += violation.severity == "error"
-        for check, (found, errors) in per_check.items():
-            self.tally.count_check(check, found, errors)
+        if not base["duplicate"]:  # a repeated pair id counts once (its first record)
+            for check, (found, errors) in per_check.items():
+                self.tally.count_check(check, found, errors)
         if outcome is not None:
             self._mutants(log_date, base, pair, outcome)
         self.builders["pairs"].append(log_date, pair)
@@ -411,9 +412,10 @@ class _Auditor:
                 caught_by=list(mutant.caught_by),
                 reason=mutant.reason,
             ))
-            self.tally.count_mutant(mutant.operator, mutant.status)
+            if not base["duplicate"]:
+                self.tally.count_mutant(mutant.operator, mutant.status)
         not_judged = sum(mutant.budget_skipped for mutant in outcome.mutants)
-        if not_judged:
+        if not_judged and not base["duplicate"]:
             self.tally.count_budget(not_judged)
         applicable = outcome.caught + outcome.survived
         pair.update(
