@@ -235,3 +235,20 @@ def test_repeated_pair_ids_are_flagged_in_a_dataset_on_an_object_store(
     assert summary.duplicates == 3
     pairs = read_table("s3://audit/dups", "pairs").collect()
     assert sorted(pairs.filter(pairs["duplicate"])["pair_id"].to_list()) == ["p0002", "p0002", "p0004"]
+
+
+def test_a_dry_run_counts_carried_fields_and_marks_what_the_run_would_warn_about(tmp_path: Path) -> None:
+    lines = [line(_nested(i) if i % 4 else record(i)) for i in range(8)]  # 6 of 8 nested
+    write_jsonl(tmp_path / "logs" / "night.jsonl", lines)
+    done = _audit(tmp_path, "--dry-run", "--field", "compactor=strategy.name", "--carry",
+                  "model=model", "--carry", "team=owner.team", "--field", "logged_at=stamp",
+                  expect=0, real=True)
+    assert "  compactor    strategy.name  6 / 8 (75%)\n" in done.stdout
+    assert "  carry model  model          6 / 8 (75%)\n" in done.stdout
+    assert "  carry team   owner.team     0 / 8 (0%)  <- mapped, but in no record read" in done.stdout
+    assert not (tmp_path / "out").exists()
+    write_jsonl(tmp_path / "logs" / "night.jsonl", [line(_nested(i) if i % 4 == 0 else record(i))
+                                                   for i in range(8)])  # 2 of 8 nested
+    few = _audit(tmp_path, "--dry-run", "--field", "compactor=strategy.name", expect=0)
+    assert ("  compactor   strategy.name  2 / 8 (25%)  <- mapped, in fewer than half: the run warns"
+            " (--strict-fields: exit 2)") in few.stdout

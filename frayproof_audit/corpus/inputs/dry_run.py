@@ -6,8 +6,9 @@ night of input errors is committed. The dry run expands the inputs exactly as th
 input file (a JSONL line, a Parquet row; nothing else of the file is read, not even to count
 its lines), parses each as strictly as the audit does, and counts per mapped field how many of
 the records read have a value there (a Hive `key=value` folder counts, as it does for the
-audit). It also counts the top-level keys the records do have, which is what a field map is
-written from.
+audit), and so for every `--carry` path (`carry NAME`). It also counts the top-level keys the
+records do have, which is what a field map is written from. A mapped field found in fewer than
+half the records is marked: the run would warn about it (`field_watch`).
 
 It fails (exit 2) when `before` or `after` is missing from more than half the records read:
 the audit would then be mostly input errors, past the default `--max-input-error-rate`.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
-from frayproof_audit.corpus.inputs.field_map import FIELD_NAMES, FieldMap
+from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import RecordProblem, has_value, parse_json_record
 from frayproof_audit.corpus.inputs.shard_plan import Shard
 from frayproof_audit.corpus.inputs.shard_reader import read_shard
@@ -30,6 +31,8 @@ from frayproof_audit.report import EXIT_INPUT_ERROR, EXIT_PASS
 DRY_RUN_SAMPLE = 100
 """Records read from the start of every input file."""
 REQUIRED = ("before", "after")
+CARRY = "carry "
+"""How a `--carry NAME=PATH` field is named in the counts (`carry NAME`)."""
 _KEYS_SHOWN = 20
 
 
@@ -73,16 +76,20 @@ class DryRun:
         lines = [f"Dry run: read the first {self.sample:,} record(s) of each of {self.files:,} input"
                  f" file(s), {self.records:,} record(s) in all; checked nothing, wrote nothing."]
         width = max(len(count.path) for count in self.fields)
-        lines.append(f"  {'field':<10}  {'path':<{width}}  records with it")
+        column = max(10, *(len(count.name) for count in self.fields))
+        lines.append(f"  {'field':<{column}}  {'path':<{width}}  records with it")
         for count in self.fields:
             share = f" ({count.found / self.records:.0%})" if self.records else ""
             flag = ""
+            mapped = count.path != count.name or count.name.startswith(CARRY)
             if count.found == 0 and count.name in REQUIRED:
                 flag = "  <- missing"
-            elif count.found == 0 and count.path != count.name:
+            elif count.found == 0 and mapped:
                 flag = "  <- mapped, but in no record read"
-            lines.append(f"  {count.name:<10}  {count.path:<{width}}  {count.found:,} / {self.records:,}"
-                         f"{share}{flag}")
+            elif mapped and 2 * count.found < self.records:
+                flag = "  <- mapped, in fewer than half: the run warns (--strict-fields: exit 2)"
+            lines.append(f"  {count.name:<{column}}  {count.path:<{width}}"
+                         f"  {count.found:,} / {self.records:,}{share}{flag}")
         if self.unreadable:
             lines.append(f"Unreadable records: {self.unreadable:,} (first: {self.first_problem})")
         if self.keys:
@@ -128,6 +135,7 @@ def dry_run(
     records = unreadable = 0
     first_problem: str | None = None
     per_file = []
+    watched = (*fields.items(), *((CARRY + name, path) for name, path in fields.carry))
     for file in files:
         read = 0
         hive = dict(file.hive)
@@ -142,12 +150,12 @@ def dry_run(
                 first_problem = first_problem or f"{label}: {problem}"
                 continue
             keys.update(map(str, record))
-            for name, path in fields.items():
+            for name, path in watched:
                 if has_value(record, path) or path in hive:
                     found[name] += 1
         records += read
         per_file.append((file.path, read))
-    counts = tuple(FieldCount(name, fields.path(name), found[name]) for name in FIELD_NAMES)
+    counts = tuple(FieldCount(name, path, found[name]) for name, path in watched)
     ordered = tuple(sorted(keys.items(), key=lambda item: (-item[1], item[0])))
     return DryRun(len(files), records, unreadable, first_problem, counts, ordered,
                   tuple(per_file), sample)
