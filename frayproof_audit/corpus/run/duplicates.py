@@ -43,17 +43,17 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
     """Flag the records repeated across shards (see the module docstring); count them into
     `tally.duplicates` by status. Returns how many records were flagged here."""
     pairs = sorted(name for name in stage.staged if name.startswith("pairs/"))
-    parts = []
-    for relative in pairs:
-        table = stage.read_staged_file(relative, ["pair_id", "duplicate", "status"])
-        ordinal = pa.array([shard_of(relative)] * table.num_rows, pa.int64())
-        parts.append(table.append_column("shard", ordinal))
+    parts = [stage.read_staged_file(relative, ["pair_id", "duplicate", "status"])
+             for relative in pairs]
     if not parts:
         return 0
     every = pa.concat_tables(parts)
-    firsts = every.filter(pc.invert(pc.fill_null(every["duplicate"], False)))
-    if pc.count_distinct(firsts["pair_id"]).as_py() == firsts.num_rows:
-        return 0
+    firsts_mask = pc.invert(pc.fill_null(every["duplicate"], False))
+    if pc.count_distinct(every["pair_id"].filter(firsts_mask)).as_py() == (pc.sum(firsts_mask).as_py() or 0):
+        return 0  # the common case: no id is the first of its shard in two shards
+    shards = pa.chunked_array([pa.array([shard_of(relative)] * part.num_rows, pa.int64())
+                               for relative, part in zip(pairs, parts, strict=True)])
+    firsts = every.append_column("shard", shards).filter(firsts_mask)
     counted = firsts.group_by("pair_id").aggregate([("shard", "min"), ("shard", "count")])
     repeated = counted.filter(pc.greater(counted["shard_count"], 1))
     joined = firsts.join(repeated.select(["pair_id", "shard_min"]), "pair_id")
