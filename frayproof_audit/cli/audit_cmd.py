@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
@@ -22,6 +22,7 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.cli.dataset_options import (
     as_day,
+    cannot_write,
     selection_options,
     show_notes,
     show_table,
@@ -45,9 +46,11 @@ from frayproof_audit.corpus.run.audit_config import (
 from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate, gate_for
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render
+from frayproof_audit.report import EXIT_PASS
 from frayproof_audit.shown import read_shown
 
 if TYPE_CHECKING:
+    from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.run.audit_run import Progress
     from frayproof_audit.corpus.run.summary import RunSummary
 
@@ -318,9 +321,15 @@ def _label(exc: InputError) -> str:
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--write-baseline", "baseline", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Instead of the tables, write every error finding of the selected runs (pair "
+                   "id and condition code, JSON lines) to FILE: a known-issue baseline for "
+                   "audit --baseline-findings.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
-                  all_groups: bool, output_format: str, output: str | None) -> None:
+                  all_groups: bool, output_format: str, output: str | None,
+                  baseline: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
     Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
@@ -344,8 +353,24 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
 
     try:
         selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
+        if baseline is not None:
+            _write_baseline(out, baseline, selection)
         stats = compute_stats(out, by, selection, all_groups)
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)
     show_notes(chosen, stats.chosen.notes() if stats.chosen else ())
+
+
+def _write_baseline(out: str, path: str, selection: Selection) -> NoReturn:
+    """`stats --write-baseline FILE`: the baseline written, one line said, exit 0."""
+    from frayproof_audit.corpus.dataset.baseline import write_baseline
+
+    try:
+        written = write_baseline(out, path, selection)
+    except OSError as exc:
+        cannot_write(path, exc)
+    for note in written.chosen.notes():
+        click.echo(f"note: {note}", err=True)
+    click.echo(written.to_text())
+    sys.exit(EXIT_PASS)
