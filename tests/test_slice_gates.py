@@ -301,3 +301,18 @@ def test_a_bad_baseline_file_is_exit_2_naming_the_line(corpus: Path, tmp_path: P
     missing = run_cli("audit", corpus / "logs" / "night0.jsonl", "--out", tmp_path / "out",
                       "--baseline-findings", tmp_path / "none.jsonl", expect=2)
     assert "cannot read it" in missing.stderr
+
+
+def test_rejudge_keeps_the_gates_a_run_was_audited_with(corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    audit_json(corpus, out, "--max-failure-rate", "compactor:keep_last_n=0.3",
+               "--min-pairs", "5", "--strict-min-pairs", expect=1)
+    stricter = tmp_path / "stricter.yaml"
+    stricter.write_text((corpus / "contract.yaml").read_text(encoding="utf-8")
+                        + "  recent_exchanges: 1\n", encoding="utf-8")
+    run_cli("rejudge", out, "--contract", stricter, "--jobs", "1", "-q", expect=None)
+    runs = read_table(out, "runs").collect()
+    options = [json.loads(text) for text in runs["options"]]
+    assert len(options) == 2
+    assert all(o["failure_rate_gates"] == ["compactor:keep_last_n=0.3"] for o in options)
+    assert all(o["min_pairs"] == 5 and o["strict_min_pairs"] is True for o in options)
