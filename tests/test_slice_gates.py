@@ -11,11 +11,14 @@ Overall the night barely moves: 19% of pairs fail (10% before), `tool_pair_integ
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import orjson
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from frayproof_audit.corpus import audit
 from frayproof_audit.corpus.dataset.table_reader import read_table
@@ -316,3 +319,44 @@ def test_rejudge_keeps_the_gates_a_run_was_audited_with(corpus: Path, tmp_path: 
     assert len(options) == 2
     assert all(o["failure_rate_gates"] == ["compactor:keep_last_n=0.3"] for o in options)
     assert all(o["min_pairs"] == 5 and o["strict_min_pairs"] is True for o in options)
+
+
+BEHAVIOURS = ("keep_all", "window", "drop_result", "drop_system", "both")
+
+
+def _pair(index: int, how: str) -> dict[str, object]:
+    if how != "both":
+        return {**record(index, how), "compactor": f"c{index % 3}"}
+    pair = record(index, "drop_system")
+    pair["after"] = compact(pair["after"], "drop_result")  # two defects, two codes
+    return {**pair, "compactor": f"c{index % 3}"}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(plan=st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=8),
+       keep=st.lists(st.booleans(), min_size=16, max_size=16))
+def test_a_baseline_accepts_exactly_what_it_lists(tmp_path: Path, plan: list[str],
+                                                  keep: list[bool]) -> None:
+    """For any corpus and any subset of its error findings listed: the pairs the gates count as
+    failed are exactly those with an unlisted error finding, and every finding is still stored."""
+    folder = tmp_path / uuid.uuid4().hex  # one folder per example (tmp_path is shared)
+    source = write_jsonl(folder / "in.jsonl", [line(_pair(i, how)) for i, how in enumerate(plan)])
+    contract = write_contract(folder)
+    audit([str(source)], str(contract), str(folder / "all"), jobs=1, fail_on=("none",), mutate=False)
+    errors = (read_table(folder / "all", "findings").filter(pl.col("severity") == "error")
+              .select("pair_id", "code").collect().rows())
+    listed = {finding for finding, kept in zip(sorted(set(errors)), keep * 2, strict=False) if kept}
+    baseline = folder / "baseline.jsonl"
+    baseline.write_bytes(b"".join(orjson.dumps({"pair_id": p, "code": c}) + b"\n"
+                                  for p, c in sorted(listed)))
+    summary = audit([str(source)], str(contract), str(folder / "gated"), jobs=1, mutate=False,
+                    baseline_findings=str(baseline),
+                    failure_rate_gates=[FailureRateGate(0.0, compactor=f"c{i}") for i in range(3)],
+                    min_pairs=1)
+    unlisted = {p for p, c in errors if (p, c) not in listed}
+    assert summary.gated_failed == len(unlisted)
+    assert summary.baseline_accepted_findings == len([e for e in errors if e in listed])
+    assert summary.baseline_accepted_pairs == len({p for p, _ in errors} - unlisted)
+    assert (summary.exit_code == 1) == bool(unlisted)
+    stored = read_table(folder / "gated", "findings").filter(pl.col("severity") == "error").collect()
+    assert stored.height == len(errors)
