@@ -85,6 +85,9 @@ class TrendConfig:
     selection: Selection = field(default_factory=Selection)
     per: Per = "night"
     baseline: int = DEFAULT_BASELINE
+    where: tuple[str, str | None] | None = None
+    """Only the pairs whose column (first) holds the value (second; None: null), with their
+    findings and mutants: one slice of the trend (`gate.find_sliced_regressions`)."""
 
     def __post_init__(self) -> None:
         if self.per not in PER:
@@ -174,6 +177,14 @@ def compute_trend(config: TrendConfig) -> Trend:
         "run_id", "pair_id", "compactor", "check", "code", "log_date")
     mutants = selection.apply(read_table(config.out, "mutants")).filter(dated).select(
         "run_id", "pair_id", "operator", "status", "log_date")
+    if config.where is not None:
+        column, value = config.where
+        sliced = pl.col(column).is_null() if value is None else pl.col(column) == value
+        members = selection.apply(read_table(config.out, "pairs")).filter(sliced).select(
+            "run_id", "pair_id")
+        pairs = pairs.join(members, on=["run_id", "pair_id"], how="semi")
+        errors = errors.join(members, on=["run_id", "pair_id"], how="semi")
+        mutants = mutants.join(members, on=["run_id", "pair_id"], how="semi")
     everything, errors_df, mutants_df = pl.collect_all([pairs, errors, mutants])
     pairs_df = everything.filter("_dated").drop("_dated")
     periods = _periods(pairs_df, period, runs)

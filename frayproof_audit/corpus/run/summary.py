@@ -12,6 +12,10 @@ Exit codes, decided here only (`RunSummary.exit_code`):
   * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
   * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
     failure rate above R;
+  * `--max-failure-rate CHECK=R` / `compactor:NAME=R` — one check's or one compactor's rate
+    above R (`rate_gates`; given alone they replace "any failure" too), and with
+    `--strict-min-pairs` a compactor too small to judge; a pair whose every error finding the
+    `--baseline-findings` file lists counts as failed for none of these gates;
   * `--fail-on survivors` — any surviving mutant;
   * `--fail-on input-errors` — any unreadable record; otherwise the input-error rate
     (input errors / records) above `--max-input-error-rate` (default 0.5) fails the run;
@@ -27,6 +31,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from frayproof_audit.corpus.run.rate_gates import (
+    DEFAULT_MIN_PAIRS,
+    FailureRateGate,
+    SliceVerdicts,
+    judge,
+)
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
@@ -141,6 +151,8 @@ class CheckLine:
     """Pairs with any finding of this check."""
     failing_pairs: int
     """Pairs with an error finding of this check."""
+    accepted_pairs: int = 0
+    """Of those, pairs whose every error finding of this check the baseline accepts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +162,8 @@ class CompactorLine:
     failed: int
     input_errors: int
     engine_errors: int = 0
+    accepted: int = 0
+    """Failed pairs the known-issue baseline accepts whole (no gate counts them)."""
 
     @property
     def checked(self) -> int:
@@ -273,6 +287,16 @@ class RunSummary:
     lineages: tuple[LineageLine, ...] = ()
     """Request logs: the first lineages (conversations) and their classification counts."""
     lineages_total: int = 0
+    failure_rate_gates: tuple[FailureRateGate, ...] = ()
+    """Per-check and per-compactor `--max-failure-rate` gates (`rate_gates`)."""
+    min_pairs: int = DEFAULT_MIN_PAIRS
+    strict_min_pairs: bool = False
+    baseline_findings: str | None = None
+    """The known-issue baseline file the gates read (None: none)."""
+    baseline_accepted_findings: int = 0
+    """Error findings the baseline accepts: stored and counted, but failing no gate."""
+    baseline_accepted_pairs: int = 0
+    """Failed pairs every error finding of which the baseline accepts."""
 
     @classmethod
     def from_tally(
@@ -295,6 +319,10 @@ class RunSummary:
         max_input_error_rate: float | None = None,
         allow_engine_errors: bool = False,
         notes: Iterable[str] = (),
+        failure_rate_gates: tuple[FailureRateGate, ...] = (),
+        min_pairs: int = DEFAULT_MIN_PAIRS,
+        strict_min_pairs: bool = False,
+        baseline_findings: str | None = None,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
@@ -344,6 +372,12 @@ class RunSummary:
                 for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
             lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
             lineages_total=tally.lineages_total,
+            failure_rate_gates=failure_rate_gates,
+            min_pairs=min_pairs,
+            strict_min_pairs=strict_min_pairs,
+            baseline_findings=baseline_findings,
+            baseline_accepted_findings=tally.baseline_findings,
+            baseline_accepted_pairs=tally.baseline_pairs,
         )
 
     @property
@@ -376,8 +410,31 @@ class RunSummary:
         return _rate(self.failed, self.passed + self.failed)
 
     @property
+    def gated_failed(self) -> int:
+        """Failed pairs the gates count: those with an error the baseline does not accept."""
+        return self.failed - self.baseline_accepted_pairs
+
+    @property
+    def gated_failure_rate(self) -> float | None:
+        """`failure_rate` without the pairs the known-issue baseline accepts whole."""
+        return _rate(self.gated_failed, self.passed + self.failed)
+
+    @property
     def mutation_score(self) -> float | None:
         return _rate(self.mutants_caught, self.mutants_caught + self.mutants_survived)
+
+    @property
+    def slice_verdicts(self) -> SliceVerdicts:
+        """The per-check and per-compactor gates' verdicts (`rate_gates.judge`)."""
+        return judge(self.failure_rate_gates, self.checked,
+                     {c.check: c.failing_pairs - c.accepted_pairs for c in self.checks},
+                     {c.compactor: (c.checked, c.failed - c.accepted) for c in self.compactors},
+                     self.min_pairs, self.strict_min_pairs)
+
+    @property
+    def not_judged(self) -> tuple[str, ...]:
+        """Compactor gates not judged for too few pairs, one line each (none under --fail-on none)."""
+        return () if "none" in self.fail_on else self.slice_verdicts.not_judged
 
     @property
     def gate_failures(self) -> tuple[str, ...]:
@@ -390,14 +447,18 @@ class RunSummary:
             return tuple(found)
         if self.not_audited:
             found.append(f"{len(self.not_audited)} shard(s) could not be audited")
-        rate = self.failure_rate
+        rate = self.gated_failure_rate
+        accepted = (f" ({self.baseline_accepted_pairs:,} more accepted by --baseline-findings)"
+                    if self.baseline_accepted_pairs else "")
         if self.max_failure_rate is not None:
             if rate is not None and rate > self.max_failure_rate:
                 found.append(
                     f"failure rate {rate:.1%} is above --max-failure-rate {self.max_failure_rate:g}"
-                )
-        elif "failures" in self.fail_on and self.failed:
-            found.append(f"{self.failed} pair(s) fail the contract (--fail-on failures)")
+                    + accepted)
+        elif not self.failure_rate_gates and "failures" in self.fail_on and self.gated_failed:
+            found.append(f"{self.gated_failed} pair(s) fail the contract (--fail-on failures)"
+                         + accepted)
+        found.extend(self.slice_verdicts.failures)
         if "survivors" in self.fail_on and self.mutants_survived:
             found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
         if "input-errors" in self.fail_on:
@@ -460,12 +521,13 @@ class RunSummary:
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
-                 "failing_pairs": c.failing_pairs}
+                 "failing_pairs": c.failing_pairs, "baseline_accepted_pairs": c.accepted_pairs}
                 for c in self.checks
             ],
             "compactors": [
                 {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
-                 "input_errors": c.input_errors, "engine_errors": c.engine_errors}
+                 "input_errors": c.input_errors, "engine_errors": c.engine_errors,
+                 "baseline_accepted": c.accepted}
                 for c in self.compactors
             ],
             "operators": [
@@ -487,10 +549,19 @@ class RunSummary:
             "gates": {
                 "fail_on": list(self.fail_on),
                 "max_failure_rate": self.max_failure_rate,
+                "failure_rate_gates": [
+                    {"check": g.check, "compactor": g.compactor, "rate": g.rate, "spec": g.spec}
+                    for g in self.failure_rate_gates],
+                "min_pairs": self.min_pairs,
+                "strict_min_pairs": self.strict_min_pairs,
+                "baseline_findings": self.baseline_findings,
                 "max_input_error_rate": self.max_input_error_rate,
                 "allow_engine_errors": self.allow_engine_errors,
             },
             "gate_failures": list(self.gate_failures),
+            "not_judged": list(self.not_judged),
+            "baseline_accepted": {"findings": self.baseline_accepted_findings,
+                                  "pairs": self.baseline_accepted_pairs},
             "nothing_audited": self.nothing_audited,
             "status": RunStatus.FAILED if self.nothing_audited else RunStatus.OK,
             "exit_code": self.exit_code,
@@ -570,6 +641,11 @@ class RunSummary:
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
+        if self.baseline_findings is not None:
+            lines.append(f"Baseline ({self.baseline_findings}): {self.baseline_accepted_findings:,}"
+                         f" error finding(s) accepted, {self.baseline_accepted_pairs:,} failing"
+                         " pair(s) accepted whole; the gates do not count them")
+        lines.extend(self.not_judged)
         if self.nothing_audited and self.pairs:
             lines.append(f"The run is committed as failed, so its rows say why: stats, trend and"
                          f" report leave it out (`runs --delete {self.run_id}` removes it).")

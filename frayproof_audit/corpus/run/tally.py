@@ -37,11 +37,17 @@ class Tally:
     """Pairs with more mutation sites than the per-pair budget (some sites not judged)."""
     budget_sites: int = 0
     """Mutation sites the budget left unjudged, over all pairs."""
+    baseline_findings: int = 0
+    """Error findings a known-issue baseline accepts (`--baseline-findings`)."""
+    baseline_pairs: int = 0
+    """Failing pairs every error finding of which the baseline accepts: no gate counts them."""
     checks: dict[str, list[int]] = field(default_factory=dict)
-    """check → [findings, pairs_affected, failing_pairs]: findings of the check, pairs with any
-    finding of it, pairs with an error finding of it (the names of `CheckLine` and `stats`)."""
+    """check → [findings, pairs_affected, failing_pairs, accepted_pairs]: findings of the check,
+    pairs with any finding of it, pairs with an error finding of it (the names of `CheckLine`
+    and `stats`), and of those the pairs whose every error finding of it the baseline accepts."""
     compactors: dict[str, list[int]] = field(default_factory=dict)
-    """compactor ("" for none) → [pairs, failed, input errors, engine errors]"""
+    """compactor ("" for none) → [pairs, failed, input errors, engine errors, accepted]
+    (accepted: failed pairs the baseline accepts whole)"""
     operators: dict[str, list[int]] = field(default_factory=dict)
     """operator → [caught, survived, skipped]"""
     samples: list[str] = field(default_factory=list)
@@ -67,15 +73,19 @@ class Tally:
         self.missing_fields.setdefault(name, list(keys))
         self.missing_counts[name] = self.missing_counts.get(name, 0) + 1
 
-    def count_pair(self, status: PairStatus, compactor: str | None) -> None:
+    def count_pair(self, status: PairStatus, compactor: str | None, accepted: bool = False) -> None:
+        """One pair; `accepted`: a failing pair whose every error finding the baseline accepts."""
         self.pairs += 1
-        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0])
+        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0, 0])
         row[0] += 1
         if status is PairStatus.PASS:
             self.passed += 1
         elif status is PairStatus.FAIL:
             self.failed += 1
             row[1] += 1
+            if accepted:
+                self.baseline_pairs += 1
+                row[4] += 1
         elif status is PairStatus.ENGINE_ERROR:
             self.engine_errors += 1
             row[3] += 1
@@ -109,11 +119,15 @@ class Tally:
         row[1] += records
         row[2] += records
 
-    def count_check(self, check: str, findings: int, errors: int) -> None:
-        row = self.checks.setdefault(check, [0, 0, 0])
+    def count_check(self, check: str, findings: int, errors: int, accepted: int = 0) -> None:
+        """One pair's findings of `check`: `errors` of them errors, `accepted` of those listed
+        in the baseline."""
+        row = self.checks.setdefault(check, [0, 0, 0, 0])
         row[0] += findings
         row[1] += 1
         row[2] += 1 if errors else 0
+        row[3] += 1 if errors and accepted == errors else 0
+        self.baseline_findings += accepted
 
     def count_mutant(self, operator: str, status: str) -> None:
         row = self.operators.setdefault(operator, [0, 0, 0])
@@ -152,6 +166,8 @@ class Tally:
         self.mutants_skipped += other.mutants_skipped
         self.budget_pairs += other.budget_pairs
         self.budget_sites += other.budget_sites
+        self.baseline_findings += other.baseline_findings
+        self.baseline_pairs += other.baseline_pairs
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)

@@ -70,6 +70,8 @@ class WorkerSettings:
     """Mutation sites judged per pair at most (None: all)."""
     repair_out: str | None = None
     """Folder for the repaired after snapshots of fully repairable failing pairs (None: none)."""
+    accepted: frozenset[tuple[str, str]] = frozenset()
+    """(pair_id, condition code) error findings a known-issue baseline accepts (`baseline_file`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,17 +361,21 @@ class _Auditor:
             self.repaired.append(fixes.line)
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
+        accepted = self.settings.accepted
         for violation, repairable in zip(report.violations, fixes.repairable, strict=True):
             findings.append(log_date, dict(base, **violation.to_dict(), repairable=repairable))
-            counts = per_check.setdefault(violation.check, [0, 0])
+            counts = per_check.setdefault(violation.check, [0, 0, 0])
             counts[0] += 1
-            counts[1] += violation.severity == "error"
-        for check, (found, errors) in per_check.items():
-            self.tally.count_check(check, found, errors)
+            if violation.severity == "error":
+                counts[1] += 1
+                counts[2] += (base["pair_id"], violation.code) in accepted
+        for check, (found, errors, known) in per_check.items():
+            self.tally.count_check(check, found, errors, known)
         if outcome is not None:
             self._mutants(log_date, base, pair, outcome)
         self.builders["pairs"].append(log_date, pair)
-        self.tally.count_pair(status, meta.compactor)
+        whole = bool(accepted) and all(errors == known for _, errors, known in per_check.values())
+        self.tally.count_pair(status, meta.compactor, accepted=whole)
 
     def _mutants(self, log_date: str, base: dict[str, Any], pair: dict[str, Any], outcome: Any) -> None:
         mutants = self.builders["mutants"]
