@@ -103,7 +103,8 @@ class LogSuggestion:
     def to_text(self) -> str:
         read, errors = self.read, self.input_error_share
         lines = [f"READ: {read.rows:,} record(s) in {len(read.files):,} file(s): "
-                 f"{read.rows - errors.count:,} pair(s), {errors.count:,} input error(s) ({errors.percent()})."]
+                 f"{read.rows - errors.count:,} pair(s), {errors.count:,} input error(s) "
+                 f"({errors.percent()})."]
         lines.extend(f"INPUT ERROR {problem}" for problem in self.input_errors[:SHOWN_PROBLEMS])
         if len(self.input_errors) > SHOWN_PROBLEMS:
             lines.append(f"  and {len(self.input_errors) - SHOWN_PROBLEMS:,} more input error(s) "

@@ -27,7 +27,7 @@ from frayproof_audit.corpus.inputs.record_fields import (
     parse_json_record,
     record_of,
 )
-from frayproof_audit.corpus.inputs.session_reader import label_of, read_source_rows
+from frayproof_audit.corpus.inputs.session_reader import read_source_rows
 from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
 from frayproof_audit.corpus.inputs.shard_reader import read_shard
 from frayproof_audit.corpus.inputs.source_choice import PAIRS, accepts, choose_sources
