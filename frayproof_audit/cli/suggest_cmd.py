@@ -99,7 +99,8 @@ def suggest_command(logs: tuple[str, ...], good: str, output: str, source: str,
     \b
     Example:
         frayproof-audit suggest examples/corpus -o suggested.yaml \\
-            --good "compactor=summary_keep_last_n,keep_last_window;night=2025-06-02..2025-06-08"
+            --good "compactor=summary_keep_last_n,summary_user_turn;night=2025-06-02..2025-06-08" \\
+            --compare examples/audit_contract.yaml
     """
     try:
         inputs = LogInputs(logs, source, field_map(config_file, field_specs), max_record_bytes,
