@@ -305,3 +305,24 @@ def test_agents_own_logs_are_read_through_the_sources(tmp_path: Path) -> None:
                       "--quiet", "--format", "json")
     summary = json.loads(audited.stdout)
     assert (summary["pairs"], summary["failed"]) == (3, 0), summary
+
+
+def test_the_logs_are_read_as_the_audit_reads_them(tmp_path: Path) -> None:
+    # Every input error the audit records for the example corpus (its reader's and the formats')
+    # is one suggest names, at the same place, and every other record is a pair suggest reads.
+    from frayproof_audit.corpus import audit
+    from frayproof_audit.suggest import LogInputs, SuggestConfig, suggest_logs
+
+    corpus = str(EXAMPLES / "corpus")
+    found = suggest_logs(LogInputs((corpus,)), SuggestConfig(good="all", mutation_pairs=0))
+    summary = audit([corpus], str(EXAMPLES / "audit_contract.yaml"), str(tmp_path / "out"), jobs=1,
+                    mutate=False, fail_on=())
+    frame = pl.read_parquet(str(tmp_path / "out" / "pairs" / "**" / "*.parquet"))
+    errors = frame.filter(pl.col("status") == "input_error")
+    assert sorted(zip(errors["source"].to_list(), errors["source_row"].to_list(), strict=True)) == \
+        sorted((problem.source, problem.row) for problem in found.input_errors)
+    assert len(found.input_errors) == summary.input_errors == 8
+    assert found.suggestion is not None and found.suggestion.counts.unusable == 1  # a format's refusal
+    assert found.read.rows == summary.pairs == frame.height
+    names = {path.split("/")[-1] for path in found.read.files}
+    assert names >= {"compactions.parquet", "compactions.jsonl.zst"}
