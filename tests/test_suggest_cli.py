@@ -217,6 +217,18 @@ def test_too_many_input_errors_write_nothing(tmp_path: Path, records: list[dict[
     run_cli("suggest", logs, "--good", "all", "-o", output, *NO_MUTATION,
             "--max-input-error-rate", "0.6")
     assert output.is_file()
+    logs.write_bytes(b"not json\n{}\n")
+    output.unlink()
+    done = run_cli("suggest", logs, "--good", "all", "-o", output, *NO_MUTATION,
+                   "--max-input-error-rate", "1", expect=2)
+    assert "NOT SUGGESTED: 100.00% (2/2) of the records are input errors, no pair is left to learn from" \
+        in done.stdout
+    assert json.loads(run_cli("suggest", logs, "--good", "all", "-o", output, "--max-input-error-rate", "1",
+                              "--format", "json", expect=2).stdout)["suggestion"] is None
+    assert not output.exists()
+    logs.write_bytes(b"")
+    assert "the inputs hold no record" in run_cli("suggest", logs, "--good", "all", "-o", output,
+                                                  expect=2).stderr
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -110,12 +110,12 @@ class LogSuggestion:
             lines.append(f"  and {len(self.input_errors) - SHOWN_PROBLEMS:,} more input error(s) "
                          "(--format json lists them all)")
         lines.extend(f"Note: {note}" for note in read.notes)
-        if self.too_many_input_errors:
-            lines.append(f"NOT SUGGESTED: {errors.text()} of the records are input errors, more than "
-                         f"--max-input-error-rate {self.inputs.max_input_error_rate:g}: check the inputs, "
-                         "--source and the field map (--field, --config, audit --dry-run).")
+        if self.suggestion is None or self.too_many_input_errors:
+            why = (f"more than --max-input-error-rate {self.inputs.max_input_error_rate:g}"
+                   if self.too_many_input_errors else "no pair is left to learn from")
+            lines.append(f"NOT SUGGESTED: {errors.text()} of the records are input errors, {why}: check "
+                         "the inputs, --source and the field map (--field, --config, audit --dry-run).")
             return "\n".join(lines)
-        assert self.suggestion is not None
         lines.append(self.suggestion.to_text())
         if self.suggestion.comparison is not None:
             lines.append(self.suggestion.comparison.to_text())
