@@ -12,6 +12,7 @@ import datetime as dt
 import gzip
 import json
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -338,3 +339,23 @@ def test_the_logs_are_read_as_the_audit_reads_them(tmp_path: Path) -> None:
     assert found.read.rows == summary.pairs == frame.height
     names = {path.split("/")[-1] for path in found.read.files}
     assert names >= {"compactions.parquet", "compactions.jsonl.zst"}
+
+
+def test_a_mixed_folder_is_read_file_by_file_and_a_file_of_two_sources_is_one_input_error(
+        tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(EXAMPLES / "agent-logs", logs)
+    records = (EXAMPLES / "corpus" / "2025-06-02" / "compactions.jsonl").read_bytes().splitlines(True)
+    (logs / "pairs.jsonl").write_bytes(b"".join(records[:5]))
+    both = {"type": "response_item", "payload": {"type": "message"}, "before": [], "after": []}
+    (logs / "both.jsonl").write_text(json.dumps(both) + "\n" + json.dumps(both) + "\n")
+    output = tmp_path / "contract.yaml"
+    done = run_cli("suggest", logs, "--good", "all", "-o", output, "--holdout", "0", *NO_MUTATION,
+                   "--format", "json")
+    document = json.loads(done.stdout)
+    assert document["read"]["pairs"] == 3 + 5 and len(document["read"]["files"]) == 5
+    [refused] = document["input_errors"]
+    assert (refused["source"], refused["row"]) == (str(logs / "both.jsonl"), 1)
+    assert refused["reason"].startswith("cannot tell the source of this file")
+    assert (document["read"]["records"], document["suggestion"]["counts"]["records"]) == (9, 8)
+    assert document["exit_code"] == 0 and output.is_file()

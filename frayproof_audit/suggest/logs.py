@@ -158,5 +158,5 @@ def suggest_logs(inputs: LogInputs, config: SuggestConfig) -> LogSuggestion:
     suggestion = run_suggest(read.records, config)
     unusable = tuple(replace(read.places[problem.index], reason=problem.reason)
                      for problem in suggestion.unusable)
-    errors = sorted((*read.problems, *unusable), key=lambda problem: (problem.source, problem.row or 0))
+    errors = sorted((*read.problems, *unusable), key=lambda problem: (problem.source, problem.row))
     return LogSuggestion(inputs, read, tuple(errors), suggestion)

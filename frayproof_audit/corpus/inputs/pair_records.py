@@ -46,15 +46,16 @@ class InputProblem:
     """A record (or a whole file) that holds no pair: where it is and why."""
 
     source: str
-    row: int | None
-    """Its line (row of a Parquet file, checkpoint of a database); None: the whole file."""
+    row: int
+    """Its line (row of a Parquet file, checkpoint of a database); a file no source can read is
+    one problem at its first line, as the audit records it."""
     label: str
     """What a row is called there: `line`, `row` or `checkpoint`."""
     reason: str
 
     @property
     def where(self) -> str:
-        return self.source if self.row is None else f"{self.source} {self.label} {self.row}"
+        return f"{self.source} {self.label} {self.row}"
 
     def __str__(self) -> str:
         return f"{self.where}: {self.reason}"
@@ -147,7 +148,7 @@ def _source_rows(shard: Shard, limit: int, notes: list[str]) -> Iterator[Row]:
     found = read_source_rows(shard, limit)
     notes.extend(f"{file.path}: {note}" for note in found.notes)
     if found.problem is not None:
-        yield InputProblem(file.path, None, found.label, ""), found.problem
+        yield InputProblem(file.path, found.first_row, found.label, ""), found.problem
         return
     from frayproof_audit.sources import get_source
 
