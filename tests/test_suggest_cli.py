@@ -21,9 +21,11 @@ import polars as pl
 import pytest
 
 from frayproof_audit.contract import load_contract
+from frayproof_audit.sources.codex import SUMMARY_PREFIX
 from frayproof_audit.suggest import held_out, record_key, suggest
 from frayproof_audit.suggest.texts import needed
-from sessiongen.realistic import BUGGY_COMPACTORS, GOOD_COMPACTORS, logged_at
+from sessiongen import agent_logs
+from sessiongen.realistic import BUGGY_COMPACTORS, GOOD_COMPACTORS, generate_session, logged_at
 from tests.corpus_support import write_parquet
 from tests.helpers import EXAMPLES, CliResult, history, run_cli
 from tests.suggest_support import make_records
@@ -359,3 +361,41 @@ def test_a_mixed_folder_is_read_file_by_file_and_a_file_of_two_sources_is_one_in
     assert refused["reason"].startswith("cannot tell the source of this file")
     assert (document["read"]["records"], document["suggestion"]["counts"]["records"]) == (9, 8)
     assert document["exit_code"] == 0 and output.is_file()
+
+
+def _rollouts(folder: Path, count: int, seed: int, *, keep_instructions: bool) -> Path:
+    """Codex rollouts of sessiongen sessions, compacted as Codex does (the user messages, then
+    the summary); `keep_instructions`: with the system and developer messages kept before them."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True)
+    made = 0
+    while made < count:
+        before = generate_session(rng, rng.randint(10, 20), max_result=400)
+        summary = f"{SUMMARY_PREFIX}\nWhat session {seed}-{made} did so far."
+        kept = [m for m in before if m["role"] in ("system", "developer")] if keep_instructions else []
+        after = [*kept, *[m for m in before if m["role"] == "user"], {"role": "user", "content": summary}]
+        written = agent_logs.as_codex(before, after, f"0199-{seed:04d}-{made:04d}", summary=summary)
+        if written is not None:
+            text = "".join(f"{line}\n" for line in written.lines)
+            (folder / f"rollout-{seed}-{made}.jsonl").write_text(text, encoding="utf-8")
+            made += 1
+    return folder
+
+
+def test_a_contract_learned_from_codex_rollouts_fails_the_rollouts_that_drop_the_instructions(
+        tmp_path: Path) -> None:
+    good = _rollouts(tmp_path / "good", 8, 1, keep_instructions=True)
+    bad = _rollouts(tmp_path / "bad", 4, 2, keep_instructions=False)
+    output = tmp_path / "codex.yaml"
+    done = run_cli("suggest", good, "--source", "codex", "--good", "all", "--holdout", "0", "-o", output,
+                   *NO_MUTATION, "--format", "json")
+    rules = {rule["key"]: rule for rule in json.loads(done.stdout)["suggestion"]["rules"]}
+    assert rules["pins.developer-instructions"]["proposed"]
+    # Codex's summary is the last user message: the latest request is never kept as it was.
+    assert rules["retain.latest_user_message"]["support"]["count"] == 0
+    audited = run_cli("audit", bad, good, "--contract", output, "--out", tmp_path / "out", "--no-mutate",
+                      "--quiet", expect=1)
+    assert "pass 8 · fail 4 · input_error 0" in audited.stdout
+    status = _statuses(tmp_path / "out")
+    assert {pair for pair, verdict in status.items() if verdict == "fail"} == \
+        {pair for pair in status if pair.startswith("0199-0002-")}
