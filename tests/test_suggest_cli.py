@@ -260,6 +260,9 @@ def test_usage_errors_and_an_unwritable_output(tmp_path: Path, night: Path) -> N
                                   "--holdout", "1", expect=2).stderr
     assert "nothing' does not exist" in run_cli("suggest", tmp_path / "nothing", "--good", "all", "-o",
                                                 tmp_path / "c.yaml", expect=2).stderr
+    # The options are refused before any log is read (or looked for).
+    assert "good selector 'vibes'" in run_cli("suggest", tmp_path / "nothing", "--good", "vibes", "-o",
+                                              tmp_path / "c.yaml", expect=2).stderr
     done = run_cli("suggest", night, "--good", "all", "-o", tmp_path / "no" / "c.yaml", *NO_MUTATION,
                    expect=2)
     assert "OUTPUT ERROR: cannot write" in done.stderr

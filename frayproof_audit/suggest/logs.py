@@ -26,7 +26,7 @@ from frayproof_audit.corpus.inputs.source_choice import check_source
 from frayproof_audit.report import EXIT_INPUT_ERROR
 from frayproof_audit.suggest.config import SuggestConfig, SuggestError
 from frayproof_audit.suggest.result import Share, Suggestion
-from frayproof_audit.suggest.run import run_suggest
+from frayproof_audit.suggest.run import check_options, run_suggest
 
 DEFAULT_MAX_INPUT_ERROR_RATE = 0.5
 """As `audit`'s: more input errors than this share of the records is logs misread (a wrong
@@ -148,6 +148,7 @@ def suggest_logs(inputs: LogInputs, config: SuggestConfig) -> LogSuggestion:
     Raises `SuggestError` (an `InputError`) for what `run_suggest` refuses (a bad selector, no
     good pair to learn from) and `InputError` for an input path that names nothing.
     """
+    check_options(config)  # a bad selector is refused before a night of logs is read
     read = read_pair_records(inputs.paths, inputs.source, inputs.fields, config.input_format,
                              inputs.max_record_bytes)
     unreadable = LogSuggestion(inputs, read, read.problems, None)
