@@ -36,8 +36,8 @@ BASE = {
     "trend": ["{tmp}/ds"],
     "report": ["{tmp}/ds", "-o", "{tmp}/r.html"],
     "rejudge": ["{tmp}/ds", "--contract", "{tmp}/other.yaml", "-q"],
+    "pairs": [str(EXAMPLES / "agent-logs" / "codex")],
     "compact": ["{tmp}/t.json", "--max-tokens", "100"],
-    "pairs": [str(EXAMPLES / "agent-logs")],
     "suggest": ["{tmp}/in.jsonl", "--good", "all", "-o", "{tmp}/out", "--mutation-pairs", "0"],
 }
 
