@@ -112,11 +112,10 @@ def _close(local: Any) -> None:
     the test, whose assertions have run; the worker processes are the cluster's children and
     go with the interpreter."""
     import asyncio
+    import contextlib
 
-    try:
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
         local.close(timeout=60)
-    except (TimeoutError, asyncio.CancelledError):
-        pass
 
 
 @pytest.fixture(scope="module")

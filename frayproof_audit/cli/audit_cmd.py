@@ -15,6 +15,8 @@ from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import (
     contract_option,
     fail_input,
+    field_map,
+    field_options,
     format_option,
     input_format_option,
     parse_operator_list,
@@ -31,7 +33,6 @@ from frayproof_audit.cli.dataset_options import (
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, SCOPED_RATE, count
-from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
 from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
@@ -89,13 +90,6 @@ class _ProgressLine:
             self.stream.flush()
 
 
-def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
-    fields = FieldMap()
-    if config_file is not None:
-        fields = fields.with_specs(load_fields_file(config_file))
-    return fields.with_specs(parse_field_specs(specs))
-
-
 @click.command("audit")
 @click.argument("inputs", nargs=-1, required=True)
 @contract_option
@@ -122,11 +116,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
                    "compaction in them one pair; docs/sources.md).")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
-@click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
-              help="Where a field lives in a pair record, as a dotted path, e.g. "
-                   "before=request.messages (pair records only: a source derives its pairs).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
+@field_options
 @click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
               help="Mutation-test every pair whose baseline passes.")
 @click.option("--operators", default=None, metavar="A,B",
@@ -234,7 +224,7 @@ def audit_command(
             incremental=incremental,
             source=source,
             run_id=run_id,
-            fields=_fields(config_file, field_specs),
+            fields=field_map(config_file, field_specs),
             mutate=mutate,
             operators=parse_operator_list(operators),
             input_format=input_format,
