@@ -1,0 +1,318 @@
+"""One pair's page: its findings, its surviving mutants, and before and after side by side.
+
+Every row of the aligned view is a table row (kept messages once, across both columns; dropped
+on the left; added and the summary on the right; changed ones side by side with what changed);
+each message and part has an anchor (`<key>-b4`, `<key>-a2-0`), every finding links to its
+place and every mark back to its finding, and a call links to its result (or says that it is
+gone, and where it was). Long texts fold (`<details>`, their size in the summary), and a page
+holds at most `PAGE_CHARS` characters of message text, given first to the marked messages,
+then to what changed, then to what was dropped or kept: the file grows with the pairs shown,
+never with the size of one session. Everything from the logs is escaped; nothing here writes a
+style attribute or a script (the page's policy forbids both).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from html import escape
+
+from frayproof_audit.htmlreport.pages import PairPage
+from frayproof_audit.pairview.align import Row
+from frayproof_audit.pairview.plan import Gap, shown_rows, span
+from frayproof_audit.pairview.stored import ShownPair
+from frayproof_audit.pairview.view import Anchor, Mark, PairView
+from frayproof_audit.pairview.wire import Part, WireMessage
+
+FOLD_CHARS = 480
+FOLD_LINES = 8
+"""Texts longer than this many characters or lines are folded (opened where marked)."""
+PART_CHARS = 6000
+"""Characters of one text a page shows at most."""
+PREVIEW_CHARS = 160
+PAGE_CHARS = 40_000
+"""Characters of message text one pair page holds at most."""
+KEEP = 2
+"""Messages shown at each end of a folded stretch of unmarked kept or dropped messages."""
+SIDE = {"before": "b", "after": "a"}
+KIND_WORDS = {"kept": "kept", "dropped": "dropped", "changed": "changed", "added": "added",
+              "summary": "summary"}
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def _t(text: str) -> str:
+    """Text between tags: `&`, `<` and `>` escaped (quotes need not be, outside attributes)."""
+    return escape(text, quote=False)
+
+
+def _size(count: int) -> str:
+    if count < 1024:
+        return f"{count:,} B"
+    if count < 1024 * 1024:
+        return f"{count / 1024:.1f} KB"
+    return f"{count / 1024 / 1024:.1f} MB"
+
+
+def anchor_id(key: str, anchor: Anchor) -> str:
+    if anchor.position is None:
+        return f"{key}-{anchor.snapshot}"
+    base = f"{key}-{SIDE[anchor.snapshot]}{anchor.position}"
+    return base if anchor.part is None else f"{base}-{anchor.part}"
+
+
+class _Budget:
+    """Which parts get their text in full: marked first, then what changed, then the rest, until
+    `PAGE_CHARS` is spent; the others show a preview."""
+
+    def __init__(self, view: PairView, items: Sequence[Row | Gap]) -> None:
+        order: list[tuple[int, str, int, int, int]] = []
+        rank = {"changed": 1, "summary": 1, "added": 1, "dropped": 2, "kept": 3}
+        for item in items:
+            if isinstance(item, Gap):
+                continue
+            for snapshot, position in (("before", item.before), ("after", item.after)):
+                if position is None or (item.kind == "kept" and snapshot == "before"):
+                    continue
+                message = view.messages(snapshot)[position]
+                marked = view.marked(snapshot, position) or (
+                    item.kind == "kept" and item.before is not None and view.marked("before", item.before))
+                for number, part in enumerate(message.parts):
+                    order.append((0 if marked else rank[item.kind], snapshot, position, number,
+                                  min(len(part.text), PART_CHARS)))
+        left = PAGE_CHARS
+        self.full: set[tuple[str, int, int]] = set()
+        for _, snapshot, position, number, size in sorted(order):
+            if size <= left:
+                self.full.add((snapshot, position, number))
+                left -= size
+        self.spent = PAGE_CHARS - left
+
+
+def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
+    """The pair's page as one `<section class="view">` (inside the single file, or alone)."""
+    shown, key = page.shown, page.key
+    index = "../index.html" if folder else ""
+    pair = shown.pair
+    counts = "" if pair.errors is None else f" · {pair.errors} error(s), {pair.warnings or 0} warning(s)"
+    survived = f" · {pair.survived} surviving mutant(s)" if pair.survived else ""
+    command = f"frayproof-audit show {shlex.quote(out)} {shlex.quote(pair.pair_id)} --run {shlex.quote(pair.run_id)}"
+    parts = [
+        f'<section class="view pairpage" id="{key}" data-pair="{_e(pair.pair_id)}" data-run="{_e(pair.run_id)}" '
+        f'data-state="{_e(shown.state)}">',
+        f'<p class="crumbs"><a href="{index}#summary">Report</a> › <a href="{index}#pairs">Pairs</a></p>',
+        f'<h2>Pair <code>{_e(pair.pair_id)}</code></h2>',
+        f'<p class="meta"><b class="st-{_e(pair.status)}">{_e(pair.status)}</b>{_e(counts + survived)} · '
+        f"compactor <code>{_e(pair.compactor if pair.compactor is not None else '(none)')}</code> · night "
+        f"{_e(pair.log_date.isoformat())} · format {_e(pair.format or '?')} · run <code>{_e(pair.run_id)}</code>"
+        + (f" · session <code>{_e(pair.session_id)}</code>" if pair.session_id else "") + "</p>",
+        f'<p class="meta">From <code>{_e(pair.source)}</code> {"row" if pair.parquet else "line"} '
+        f"{pair.source_row} · in a terminal: <code>{_e(command)}</code></p>",
+    ]
+    if pair.provenance:
+        items = " · ".join(f"{_e(name)} <code>{_e(value)}</code>" for name, value in pair.provenance)
+        parts.append(f'<p class="meta prov">Derived from an agent log: {items}</p>')
+    if shown.state != "found":
+        parts.append(f'<p class="notice" data-notice="{_e(shown.state)}">Messages not shown: {_e(shown.notice)}. '
+                     "The findings below are those the audit recorded.</p>")
+    parts.append(_findings(shown, key))
+    parts.append(_survivors(shown, key))
+    if shown.view.has_messages:
+        parts.append(_messages(shown.view, key, command))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _findings(shown: ShownPair, key: str) -> str:
+    if not shown.view.findings:
+        return ""
+    items = []
+    for item in shown.view.findings:
+        finding = item.finding
+        where = (f'<a href="#{anchor_id(key, item.anchor)}">{_e(item.anchor.label)}</a>'
+                 if item.anchor is not None and item.anchor.position is not None else _e(finding.where))
+        extra = []
+        for text in item.provider:
+            extra.append(f'<div class="provider">provider: <q>{_e(text)}</q></div>')
+        if item.related:
+            links = ", ".join(f'<a href="#{anchor_id(key, a)}">{_e(a.label)}</a>' for a in item.related)
+            extra.append(f'<div class="also">also marked: {links}</div>')
+        tags = [tag for tag in (finding.origin, "repairable" if finding.repairable else None) if tag]
+        tag_html = "".join(f' <span class="tag">{_e(tag)}</span>' for tag in tags)
+        items.append(
+            f'<li id="{key}-{item.ref}" class="f f-{_e(finding.severity)}" data-code="{_e(finding.code or "")}">'
+            f'<span class="ref">{item.ref}</span> <b class="sev-{_e(finding.severity)}">{_e(finding.severity)}</b> '
+            f'<code>{_e(finding.code or "–")}</code> {_e(finding.check)} at {where}{tag_html}: '
+            f'{_e(finding.message)}{"".join(extra)}</li>')
+    return f'<h3>Findings</h3><ol class="findings">{"".join(items)}</ol>'
+
+
+def _survivors(shown: ShownPair, key: str) -> str:
+    if not shown.view.survivors:
+        return ""
+    rows = []
+    for item in shown.view.survivors:
+        survivor = item.survivor
+        places = [a for a in item.anchors if a.position is not None]
+        sites = ", ".join(_e(site) for site in survivor.sites) or "–"
+        if places:
+            sites += " (" + ", ".join(f'<a href="#{anchor_id(key, a)}">{_e(a.label)}</a>' for a in places) + ")"
+        rows.append(f'<tr id="{key}-{item.ref}"><td>{item.ref}</td><td><code>{_e(survivor.operator)}</code></td>'
+                    f"<td>{sites}</td><td>{_e(survivor.description)}</td><td>{_e(survivor.rule)}</td></tr>")
+    return ('<h3>Surviving mutants</h3><p class="muted">Corruptions of this compaction the contract '
+            "accepted: each is a gap in the contract, with the rule that would catch it.</p>"
+            '<table class="data survivors"><thead><tr><th>#</th><th>operator</th><th>site</th>'
+            f'<th>the edit</th><th>contract rule that would catch it</th></tr></thead><tbody>{"".join(rows)}'
+            "</tbody></table>")
+
+
+def _messages(view: PairView, key: str, command: str) -> str:
+    items = shown_rows(view, KEEP)
+    budget = _Budget(view, items)
+    counts = ", ".join(f"{count:,} {kind}" for kind, count in view.counts().items() if count)
+    body = []
+    for item in items:
+        if isinstance(item, Gap):
+            body.append(_gap(view, key, item))
+        else:
+            body.append(_row(view, key, item, budget, command))
+    return (f'<h3>Messages</h3><p class="muted">{_e(counts)}. Kept messages span both columns; marks '
+            "link to their finding, calls to their results.</p>"
+            f'<table class="diff"><thead><tr><th id="{key}-before">before</th><th id="{key}-after">after</th>'
+            f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
+
+
+def _gap(view: PairView, key: str, gap: Gap) -> str:
+    anchors = []
+    for row in gap.rows:
+        for snapshot, position in (("before", row.before), ("after", row.after)):
+            if position is not None:
+                message = view.messages(snapshot)[position]
+                anchors.append(f'<span id="{key}-{SIDE[snapshot]}{position}"></span>')
+                anchors.extend(f'<span id="{key}-{SIDE[snapshot]}{position}-{n}"></span>'
+                               for n in range(len(message.parts)))
+    return (f'<tr class="gap r-{gap.kind}"><td colspan="2">{"".join(anchors)}… {_e(gap.label)} '
+            "(unmarked, folded) …</td></tr>")
+
+
+def _row(view: PairView, key: str, row: Row, budget: _Budget, command: str) -> str:
+    kind = row.kind
+    if kind == "kept" and row.before is not None and row.after is not None:
+        cell = _message(view, key, view.after[row.after], budget, command, kind,
+                        also=view.before[row.before])
+        return f'<tr class="r-kept"><td colspan="2">{cell}</td></tr>'
+    left = _message(view, key, view.before[row.before], budget, command, kind) if row.before is not None else ""
+    right = _message(view, key, view.after[row.after], budget, command, kind) if row.after is not None else ""
+    if kind == "summary" and row.replaces is not None:
+        first, last = row.replaces
+        left = (f'<p class="muted">in place of <a href="#{key}-b{first}">{_e(span(view.before[first:last]))}'
+                "</a></p>")
+    html = f'<tr class="r-{kind}"><td>{left}</td><td>{right}</td></tr>'
+    if kind == "changed" and row.before is not None and row.after is not None:
+        notes = _changes(view.before[row.before], view.after[row.after])
+        if notes:
+            html += f'<tr class="r-change-note"><td colspan="2">{"; ".join(_e(n) for n in notes)}</td></tr>'
+    return html
+
+
+def _changes(old: WireMessage, new: WireMessage) -> list[str]:
+    """What changed between two versions of a message, part by part, in words."""
+    notes = []
+    for number, (a, b) in enumerate(zip(old.parts, new.parts, strict=False)):
+        if a.text == b.text:
+            continue
+        same = 0
+        limit = min(len(a.text), len(b.text))
+        while same < limit and a.text[same] == b.text[same]:
+            same += 1
+        change = len(b.text) - len(a.text)
+        size = f"{abs(change):,} characters {'longer' if change > 0 else 'shorter'}" if change else "the same length"
+        notes.append(f"part {number} ({b.site}): the first {same:,} characters are the same, then it differs; "
+                     f"{size}")
+    if len(old.parts) != len(new.parts):
+        notes.append(f"{len(old.parts)} part(s) before, {len(new.parts)} after")
+    if not notes and old.key != new.key:
+        notes.append("the same texts; other fields of the message differ")
+    return notes
+
+
+def _marks(marks: Sequence[Mark], key: str) -> str:
+    """Badges linking to their finding (or survivor); a pointer (`↗`) is named in the finding's
+    own "also marked" list, so it needs no tooltip of its own."""
+    out = []
+    for mark in marks:
+        if mark.kind == "related":
+            out.append(f'<a class="mark m-related" href="#{key}-{mark.ref}">{mark.ref} {_e(mark.code)} ↗</a>')
+            continue
+        title = mark.note if mark.kind != "survivor" else f"survived: {mark.note}"
+        out.append(f'<a class="mark m-{_e(mark.kind)}" href="#{key}-{mark.ref}" title="{_e(title)}">'
+                   f"{mark.ref} {_e(mark.code)}</a>")
+    return "".join(out)
+
+
+def _message(view: PairView, key: str, message: WireMessage, budget: _Budget, command: str, kind: str,
+             also: WireMessage | None = None) -> str:
+    side = SIDE[message.snapshot]
+    places = [(message.snapshot, message.position)] + ([(also.snapshot, also.position)] if also else [])
+    labels = f"{also.label} = {message.label}" if also is not None else message.label
+    extra_anchor = f'<span id="{key}-{SIDE[also.snapshot]}{also.position}"></span>' if also is not None else ""
+    badge = f' <span class="kind k-{kind}">{KIND_WORDS[kind]}</span>' if kind != "kept" else ""
+    head = (f'<div class="mh">{extra_anchor}<span class="lbl">{_e(labels)}</span> <span class="role">'
+            f'{_e(message.role)}</span>{badge} <span class="sz">{_size(message.size)}</span>'
+            f"{_marks(view.merged(places, None), key)}</div>")
+    parts = []
+    for number, part in enumerate(message.parts):
+        ids = f'<span id="{key}-{SIDE[also.snapshot]}{also.position}-{number}"></span>' if also is not None else ""
+        marks = view.merged(places, number)
+        link = view.links.get((message.snapshot, message.position, number))
+        link_html = ""
+        if link is not None:
+            targets = ", ".join(f'<a class="link" href="#{anchor_id(key, a)}">{_e(a.label)}</a>'
+                                + (f" ({_e(fate)})" if fate else "")
+                                for a, fate in zip(link.targets, link.fates, strict=True))
+            link_html = f'<div class="lk">→ {_e(link.heading)}{": " + targets if targets else ""}</div>'
+        full = (message.snapshot, message.position, number) in budget.full
+        cls = " marked" if marks else ""
+        parts.append(f'<div class="part p-{part.kind}{cls}" id="{key}-{side}{message.position}-{number}">{ids}'
+                     f"{_part_head(part, message.label)}{_marks(marks, key)}{link_html}"
+                     f"{_text(part, full, bool(marks), command)}</div>")
+    return f'<div class="msg" id="{key}-{side}{message.position}">{head}{"".join(parts)}</div>'
+
+
+def _part_head(part: Part, label: str) -> str:
+    """A part's kind, its call id and tool name, and its own site when it is not the message's."""
+    site = f' <span class="site">{_t(part.site)}</span>' if part.site != label else ""
+    if part.kind == "call":
+        return (f'<span class="pk">call</span> <code>{_t(part.name or "?")}</code> '
+                f'<code class="cid">{_t(part.call_id or "")}</code>{site}')
+    if part.kind == "result":
+        return f'<span class="pk">result</span> <code class="cid">{_t(part.call_id or "")}</code>{site}'
+    if part.kind == "block":
+        return f'<span class="pk">{_t(part.name or "block")}</span>{site}'
+    if part.kind == "refusal":
+        return '<span class="pk">refusal</span>'
+    return ""
+
+
+def _text(part: Part, full: bool, opened: bool, command: str) -> str:
+    text = part.text
+    if part.kind == "empty":
+        return '<p class="muted">(no content)</p>'
+    if not full:
+        rest = len(text) - PREVIEW_CHARS
+        shown = f'<pre class="t">{_t(text[:PREVIEW_CHARS])}</pre>'
+        if rest > 0:
+            shown += (f'<p class="cut">… {rest:,} more characters are not in this page (it shows at most '
+                      f"{PAGE_CHARS:,} characters of messages): <code>{_e(command)} --full</code></p>")
+        return shown
+    lines = text.count("\n") + 1
+    body = f'<pre class="t">{_t(text[:PART_CHARS])}</pre>'
+    if len(text) > PART_CHARS:
+        body += (f'<p class="cut">… {len(text) - PART_CHARS:,} more characters: '
+                 f"<code>{_e(command)} --full</code></p>")
+    if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
+        return body
+    summary = f"{len(text):,} characters" + (f", {lines:,} lines" if lines > 1 else "")
+    return f'<details class="fold"{" open" if opened else ""}><summary>{summary}</summary>{body}</details>'
