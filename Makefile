@@ -25,11 +25,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit benchmarks sessiongen
 
 unit: $(STAMP)
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --durations=20
 
+# Every benchmark, then each headline figure against the committed results (benchmarks.regress):
+# REGRESSION and exit 1 when one is more than 15% worse beyond the run's noise. The README table
+# is regenerated either way.
 bench: $(STAMP)
-	$(BIN)/python -m benchmarks
-	$(BIN)/python -m benchmarks.table
+	$(BIN)/python -m benchmarks; status=$$?; $(BIN)/python -m benchmarks.table; exit $$status
 
 # Rewrite the generated --help regions of docs/cli.md after changing a command or option, and
 # the check names of docs/contract.md after registering a check (tests/test_cli_docs.py and

@@ -3,6 +3,10 @@
 Each benchmark is a module `benchmarks.<name>` with `main(argv) -> int`. They are imported by
 name only when run, so a benchmark that does not exist yet (or whose optional dependencies are
 missing) is reported as skipped and the others still run.
+
+A full run writes `benchmarks/results/` and then compares every results file it wrote with the
+last committed one (`benchmarks.regress`): a headline figure more than 15 % worse than
+recorded, beyond the run's own noise, prints `REGRESSION` and the run exits 1.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import time
 import traceback
 from collections.abc import Sequence
 
+from benchmarks import regress
 from benchmarks.results import RESULTS_DIR
 
 BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs", "bench_scale", "bench_capture")
@@ -45,10 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="short runs (smoke-test the suite)")
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
+    parser.add_argument("--no-compare", action="store_true",
+                        help="do not compare the results with the committed ones")
     args = parser.parse_args(argv)
     unknown = [name for name in args.names if name not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark {unknown[0]!r} (choose from {', '.join(BENCHMARKS)})")
+    compare = not (args.quick or args.no_compare)
+    if compare:  # the record, taken before any benchmark rewrites a results file
+        recorded = regress.snapshot(RESULTS_DIR)
+        started = regress.texts(RESULTS_DIR)
     outcomes = {}
     for name in args.names or BENCHMARKS:
         print(f"=== {name}", flush=True)
@@ -56,7 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes[name] = run(name, args.quick)
         print(f"=== {name}: {outcomes[name]} ({time.perf_counter() - start:.1f} s)\n", flush=True)
     failed = [name for name, outcome in outcomes.items() if outcome.startswith(("exit", "crashed"))]
-    return 1 if failed else 0
+    regressed = 0
+    if compare:
+        regressed = regress.report(regress.check_files(
+            regress.written_since(RESULTS_DIR, started), recorded))
+    return 1 if failed or regressed else 0
 
 
 if __name__ == "__main__":

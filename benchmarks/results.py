@@ -12,7 +12,9 @@ import datetime as dt
 import json
 import os
 import platform
+import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,10 @@ class Target:
     limit: float | None = None
     """The best this machine allows for this goal, where something outside our code sets one."""
     note: str = ""
+    noise: float | None = None
+    """How much this figure moved within the run, relative to it (`spread` of its passes, the
+    contenders' added for a ratio): the margin `benchmarks.regress` allows beyond its tolerance
+    before calling a worse figure a regression. None: not measured (no margin)."""
 
     @property
     def met(self) -> bool:
@@ -42,8 +48,9 @@ class Target:
         verdict = "met" if self.met else "NOT met"
         limit = f"; machine limit {amount(self.limit, self.unit)}" if self.limit is not None else ""
         note = f" ({self.note})" if self.note else ""
+        noise = f", noise {100 * self.noise:.1f}%" if self.noise is not None else ""
         return (f"  target {self.goal}: {amount(self.measured, self.unit)}"
-                f" (target {sign} {amount(self.target, self.unit)}: {verdict}{limit}){note}")
+                f" (target {sign} {amount(self.target, self.unit)}: {verdict}{limit}{noise}){note}")
 
 
 def amount(value: float, unit: str) -> str:
@@ -51,11 +58,32 @@ def amount(value: float, unit: str) -> str:
     return f"{value:.2f}x" if unit == "x" else f"{value:.2f} {unit}"
 
 
+def spread(seconds: Sequence[float]) -> float:
+    """The noise of timed passes of one thing: (median - best) / best (0 for one pass)."""
+    ordered = sorted(seconds)
+    best = ordered[0]
+    return (statistics.median(ordered) - best) / best if best > 0 else 0.0
+
+
+def cpu_model() -> str | None:
+    """The processor's model name (Linux: /proc/cpuinfo), part of the machine class."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
 def machine() -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
+        "arch": platform.machine(),
+        "cpu_model": cpu_model(),
         "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
     }
 

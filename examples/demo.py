@@ -1,4 +1,6 @@
-"""`make demo`: show the single-pair checks, then a real audit of the bundled corpus.
+"""`make demo`: show the single-pair checks, the compactions in the agent logs bundled in
+`examples/agent-logs/` audited with the contract of each agent, then a real audit of the bundled
+corpus.
 
 Everything runs through the installed `frayproof-audit` command, exactly as a user would type
 it; each command is echoed before its output.
@@ -51,13 +53,28 @@ def write_html_report(out: Path) -> None:
     print(f"HTML report: {ROOT / page} (open it in a browser; it loads nothing from the network)\n")
 
 
+AGENTS = ("codex", "claude-code", "gemini-cli")
+
+
+def agent_logs(out: Path) -> None:
+    """The logs agents already write (examples/agent-logs/): the compaction in each, as a pair,
+    then audited with the contract that fits that agent (examples/contracts/)."""
+    print("== The logs your agents already write (examples/agent-logs/) ==\n")
+    for agent in AGENTS:
+        logs = f"examples/agent-logs/{agent}"
+        run(["pairs", logs])
+        run(["audit", logs, "--source", agent, "--contract", f"examples/contracts/{agent}.yaml",
+             "--out", str(out / "agents"), "--run-id", agent, "-q"])
+
+
 def main() -> int:
     print("== Single pairs ==\n")
     for arguments in SINGLE_PAIR:
         run(arguments)
     out = OUT.relative_to(ROOT)
-    print("== Corpus audit of examples/corpus (eight nights, good and buggy compactors) ==\n")
     shutil.rmtree(OUT, ignore_errors=True)
+    agent_logs(out)
+    print("== Corpus audit of examples/corpus (eight nights, good and buggy compactors) ==\n")
     # Exit 1 is expected: the corpus holds buggy compactors on purpose.
     run(["audit", "examples/corpus", "--contract", "examples/audit_contract.yaml",
          "--out", str(out), "--run-id", "demo", "--repair-out", str(REPAIRED.relative_to(ROOT))])

@@ -87,10 +87,44 @@ def evaluate(after: Loaded, contract: Contract, before: BeforeFacts | None) -> R
 
 def findings(after: Loaded, contract: Contract, before: BeforeFacts | None) -> list[Violation]:
     found: list[Violation] = []
+    for judged in findings_by_check(after, contract, before).values():
+        found += judged
+    return found
+
+
+def findings_by_check(after: Loaded, contract: Contract,
+                      before: BeforeFacts | None) -> dict[str, list[Violation]]:
+    """Each enabled check's findings by its name, in report order (mutation keeps them per
+    check for its re-checks; the report is them in order)."""
+    found: dict[str, list[Violation]] = {}
     for registered in registry.CHECKS:
         if registered.needs_before and before is None:
             continue
         settings = contract.settings(registered.key)
         if settings.enabled:
-            found.extend(registered.find(after, contract, before, settings))
+            found[registered.name] = registered.find(after, contract, before, settings)
+    return found
+
+
+def split_by_check(report: Report, after: Loaded, before: Loaded | None,
+                   contract: Contract) -> dict[str, list[Violation]] | None:
+    """`findings_by_check` recovered from a report `check_loaded` made of the same pair, or
+    None when it cannot be: findings moved by `localize` (a format whose wire messages hold
+    several neutral ones), or not in the enabled checks' order. A finding names its check
+    (`Check.name`), and each check's findings are contiguous in report order, so this is exact."""
+    if after.origins is not None or (before is not None and before.origins is not None):
+        return None
+    found: dict[str, list[Violation]] = {
+        registered.name: [] for registered in registry.CHECKS
+        if not (registered.needs_before and before is None)
+        and contract.settings(registered.key).enabled
+    }
+    names = list(found)
+    at = 0
+    for violation in report.violations:
+        while at < len(names) and names[at] != violation.check:
+            at += 1
+        if at == len(names):
+            return None
+        found[names[at]].append(violation)
     return found

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from frayproof_audit.contract import load_contract
 from frayproof_audit.errors import InputError
+from frayproof_audit.on_violation import MODES, checked_mode
 
 if TYPE_CHECKING:
     from frayproof_audit.capture.recorder import SessionSource
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MODES", "guard"]
 
-MODES = ("raise", "warn", "log")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,8 +55,7 @@ def guard(
     module and qualified name), `session_id` is an id or a callable of the first argument.
     `record_unchanged=False` skips calls whose output equals their input.
     """
-    if on_violation not in MODES:
-        raise ValueError(f"on_violation must be one of {', '.join(MODES)}")
+    checked_mode(on_violation)
     resolved = load_contract(contract)
     # Imported here, not at the top: `import frayproof_audit` stays as light as it was.
     from frayproof_audit.capture.recorder import PairCapture

@@ -395,6 +395,95 @@ def _plain_values(value: Any) -> bool:
     return True
 
 
+def plain_tree_copy(value: Any) -> Any | None:
+    """`copy.deepcopy(value)` when `value` is plain JSON (`is_plain_json`) and a tree, no list
+    or dict occurring in it twice; else None (the caller deep-copies, keeping the sharing).
+
+    One walk tests what `is_plain_json` tests and builds the copy: the types, and what
+    orjson's strict write would refuse (keys that are not `str`, integers beyond 64 bits, lone
+    surrogates, nesting past 254 levels: a non-ASCII text is encoded to find a surrogate,
+    an ASCII one holds none). The copy has new dicts (key order kept) and lists, and the
+    leaves (strings, numbers, booleans, None) shared, exactly as deepcopy returns them; and,
+    nothing being shared, no sharing to keep. Property-tested against `is_plain_json`.
+    """
+    if type(value) not in (dict, list):
+        return None
+    try:
+        return _tree_copy(value, {id(value)}, 1)
+    except _NotTree:
+        return None
+
+
+class _NotTree(Exception):
+    """A container met twice, or a value `is_plain_json` refuses."""
+
+
+_INT_RANGE = (-(2**63), 2**64 - 1)
+"""The integers orjson writes (signed and unsigned 64 bits)."""
+_DEEPEST = 254
+"""The deepest nesting orjson writes (255 containers raise)."""
+
+
+def _unicode(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (no lone surrogate); ASCII always can."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _tree_copy(value: Any, seen: set[int], depth: int) -> Any:
+    # Two loops written out (no call per leaf): this walk is most of what copying costs.
+    if depth > _DEEPEST:
+        raise _NotTree
+    low, high = _INT_RANGE
+    if type(value) is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str or not _unicode(key):
+                raise _NotTree
+            kind = type(item)
+            if kind is str:
+                if not item.isascii() and not _unicode(item):
+                    raise _NotTree
+            elif kind is int:
+                if not low <= item <= high:
+                    raise _NotTree
+            elif kind is dict or kind is list:
+                size = len(seen)
+                seen.add(id(item))
+                if len(seen) == size:
+                    raise _NotTree
+                item = _tree_copy(item, seen, depth + 1)
+            elif not (item is None or kind is bool or (kind is float and item - item == 0.0)):
+                raise _NotTree  # NaN and infinities: x - x is NaN
+            copied[key] = item
+        return copied
+    items: list[Any] = []
+    append = items.append
+    for item in value:
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and not _unicode(item):
+                raise _NotTree
+        elif kind is int:
+            if not low <= item <= high:
+                raise _NotTree
+        elif kind is dict or kind is list:
+            size = len(seen)
+            seen.add(id(item))
+            if len(seen) == size:
+                raise _NotTree
+            item = _tree_copy(item, seen, depth + 1)
+        elif not (item is None or kind is bool or (kind is float and item - item == 0.0)):
+            raise _NotTree
+        append(item)
+    return items
+
+
 def plain_copy(value: Any, on_error: Callable[[str], Exception]) -> Any:
     """Deep-copy a Python value through JSON semantics (tuples become lists).
 

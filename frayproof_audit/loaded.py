@@ -9,7 +9,7 @@ in the user's wire data (`origins`; None when message i is wire message i).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, cast, overload
 
 from frayproof_audit.equivalence import EXACT, equivalence_key
 
@@ -54,6 +54,35 @@ class Origin(NamedTuple):
     """For formats whose messages hold calls among other parts (OTel GenAI `parts`): the wire
     position of each neutral call, in call order, so a call's site names its own part. None
     when call k is the wire's call k."""
+
+
+class Run(Origin):
+    """The origin of a neutral message read from several consecutive wire messages (the
+    Responses API's items of one turn): `start` and `stop` bound them (`stop` excluded), and
+    `message` is the one findings point at. The bounds are attributes of this subclass, kept
+    out of the tuple, so equality and unpacking are `Origin`'s: checks see an ordinary origin,
+    and only what rewrites wire data (`wire_span`) reads the bounds."""
+
+    start: int
+    stop: int
+
+
+def run_origin(message: int, start: int, stop: int) -> Origin:
+    """The origin of a neutral message read from wire messages [start, stop), pointing at
+    `message` (a plain `Origin` when that is one message)."""
+    if stop - start == 1:
+        return Origin(start)
+    run = Run(message)
+    run.start = start
+    run.stop = stop
+    return run
+
+
+def wire_span(origin: Origin) -> tuple[int, int]:
+    """The wire messages [start, stop) a neutral message is read from, in any format."""
+    if isinstance(origin, Run):
+        return origin.start, origin.stop
+    return origin.message, origin.message + 1
 
 
 class CallView(NamedTuple):
@@ -157,6 +186,17 @@ class Loaded:
             pass
         return self.key(index, compare) == other.key(other_index, compare)
 
+    def known_keys(self, compare: str) -> list[bytes] | None:
+        """Every message's key under `compare`, when all are already computed (a mutant's
+        kept messages carry their original's identities), else None: then comparing by
+        equality first (`same_key`) is cheaper than computing them."""
+        if compare != EXACT:
+            return None
+        identities = self._identities
+        if None in identities:
+            return None
+        return cast("list[bytes]", identities)  # no None in it
+
     def keys(self, start: int, stop: int, compare: str) -> KeySpan:
         """The keys of messages [start, stop) under `compare`, each computed on first use."""
         return KeySpan(self, range(start, stop), compare)
@@ -205,10 +245,18 @@ class KeySpan(Sequence[bytes]):
     computed on first use: checks that compare by equality first (`Loaded.same_key`) often
     never need them."""
 
-    __slots__ = ("compare", "indexes", "snapshot")
+    __slots__ = ("_all", "compare", "indexes", "snapshot")
 
     def __init__(self, snapshot: Loaded, indexes: Sequence[int], compare: str) -> None:
         self.snapshot, self.indexes, self.compare = snapshot, indexes, compare
+        self._all: tuple[bytes, ...] | None = None
+
+    def all(self) -> tuple[bytes, ...]:
+        """Every key, computed (once) now."""
+        found = self._all
+        if found is None:
+            found = self._all = tuple(self)
+        return found
 
     def __len__(self) -> int:
         return len(self.indexes)

@@ -35,6 +35,7 @@ BASE = {
     "audit": ["{tmp}/in.jsonl", "--out", "{tmp}/out", "--no-mutate", "--jobs", "1", "-q"],
     "trend": ["{tmp}/ds"],
     "report": ["{tmp}/ds", "-o", "{tmp}/r.html"],
+    "rejudge": ["{tmp}/ds", "--contract", "{tmp}/other.yaml", "-q"],
     "compact": ["{tmp}/t.json", "--max-tokens", "100"],
 }
 
@@ -57,7 +58,7 @@ IDS = [f"{name} {param.opts[0]}" for name, param in OPTIONS]
 
 def test_the_cases_cover_every_integer_option() -> None:
     assert {name for name, _ in OPTIONS} == set(BASE)
-    assert len(OPTIONS) == 15
+    assert len(OPTIONS) == 16
 
 
 @pytest.mark.parametrize(("command", "option"), OPTIONS, ids=IDS)
@@ -75,6 +76,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_jsonl(folder / "in.jsonl", good_lines(3))
     run_cli("audit", folder / "in.jsonl", "--out", folder / "ds", "--no-mutate", "--jobs", "1", "-q",
             "--fail-on", "none")
+    (folder / "other.yaml").write_text("version: 1\nchecks:\n  structure: false\n", encoding="utf-8")
     shutil.copy(TRANSCRIPT, folder / "t.json")
     run_cli("repair", folder / "t.json", "-o", folder / "t.json")
     return folder

@@ -20,8 +20,9 @@ from polars.testing import assert_frame_equal
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.corpus import audit, compute_stats, read_table
 from frayproof_audit.corpus.dataset.checked_files import committed_files
-from frayproof_audit.corpus.dataset.selection import MixedContracts
-from frayproof_audit.corpus.store.arrow_tables import SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
+from frayproof_audit.corpus.dataset.selection import MixedContracts, Selection
+from frayproof_audit.corpus.inputs.record_fields import PROVENANCE
+from frayproof_audit.corpus.store.arrow_tables import ADDED_IN, SCHEMAS, TABLES, TABLES_SCHEMA_VERSION
 from tests.helpers import REPO
 
 V1 = REPO / "tests" / "data" / "v1"
@@ -93,6 +94,15 @@ def test_verdicts_findings_and_mutants_are_identical_to_schema_1(
             assert before["logged_at_missing"].null_count() == before.height
             assert after["logged_at_missing"].to_list() == after["logged_at"].is_null().to_list()
             before, after = before.drop("logged_at_missing"), after.drop("logged_at_missing")
+            # new in schema 5, read as null from schema-1 files: these records are pair records
+            # (source `pairs`), and what a source says of a compaction they do not say
+            derived = list(PROVENANCE)
+            assert {ADDED_IN["pairs"][name] for name in derived} == {5}
+            assert before.select(derived).null_count().row(0) == (before.height,) * len(derived)
+            assert after["source_kind"].to_list() == ["pairs"] * after.height
+            said = [name for name in derived if name != "source_kind"]
+            assert after.select(said).null_count().row(0) == (after.height,) * len(said)
+            before, after = before.drop(derived), after.drop(derived)
             # deliberate: schema 1 hashed a line over --max-record-bytes with its line ending
             changed = after["record_sha256"] != before["record_sha256"]
             assert before.filter(changed)["input_error"].str.contains("over --max-record-bytes").all()
@@ -150,7 +160,7 @@ def test_a_dataset_with_schema_1_and_schema_2_runs_reads_as_today(
 
 def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     out = _mixed(tmp_path, "z-new")
-    stats = compute_stats(out, by="run_id")
+    stats = compute_stats(out, by="run_id", selection=Selection(contract="all"))
     assert stats.runs == 2
     codes = stats.codes
     assert set(codes.filter(pl.col("run_id") == "v1-example")["code"].to_list()) == {None}
@@ -171,7 +181,8 @@ def test_stats_over_schema_1_and_schema_2_runs(tmp_path: Path) -> None:
     assert tidy.columns[-1] == "code"
     assert set(tidy["table"]) == {"pairs", "checks", "codes", "operators"}
     with pytest.raises(MixedContracts, match="runs v1-example"):
-        compute_stats(out)
+        compute_stats(out, selection=Selection(runs=("v1-example", "z-new")))
+    assert compute_stats(out).runs == 1  # the newest contract's run, the other named
 
 
 def test_duckdb_reads_mixed_findings_by_name(tmp_path: Path) -> None:

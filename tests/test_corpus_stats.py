@@ -88,10 +88,13 @@ def test_by_compactor(two_runs: Path) -> None:
     assert {compactor for compactor, _ in rows} == compactors
     assert rows["keep_all", "tool_pair_integrity"]["failure_rate"] == 0.0
     assert len(rows) == len(compactors) * stats.checks["check"].n_unique()
-    operators = stats.operators
+    # only passing pairs are mutated: a compactor whose pairs all fail has no operator rows,
+    # unless every group is asked for (its rows are then placeholders, null rates)
+    assert set(stats.operators["compactor"]) == {"keep_all", "window"}
+    operators = compute_stats(two_runs, by="compactor", all_groups=True).operators
     assert set(operators["compactor"]) == compactors
     mutated = operators.filter(pl.col("applicable") > 0)
-    assert set(mutated["compactor"]) == {"keep_all", "window"}  # only passing pairs are mutated
+    assert set(mutated["compactor"]) == {"keep_all", "window"}
     assert operators.filter(pl.col("compactor") == "drop_result")["survival_rate"].null_count() == \
         operators["operator"].n_unique()
 
@@ -189,7 +192,7 @@ def test_filters(two_runs: Path) -> None:
         Selection(since=date(2025, 6, 4), until=date(2025, 6, 2))
 
 
-def test_runs_of_two_contracts_are_refused_unless_grouped_by_run(two_runs: Path, tmp_path: Path) -> None:
+def test_runs_of_two_contracts_count_the_latest_unless_asked(two_runs: Path, tmp_path: Path) -> None:
     copy = tmp_path / "out"
     shutil.copytree(two_runs, copy)
     other = tmp_path / "other.yaml"
@@ -200,10 +203,17 @@ def test_runs_of_two_contracts_are_refused_unless_grouped_by_run(two_runs: Path,
     audit([str(source)], str(same_meaning), str(copy), jobs=1, run_id="c", fail_on=())
     assert compute_stats(copy).runs == 3
     audit([str(source)], str(other), str(copy), jobs=1, run_id="d", fail_on=())
-    with pytest.raises(MixedContracts) as info:
-        compute_stats(copy, by="compactor")
-    assert "runs a, b, c" in str(info.value) and "runs d" in str(info.value)
-    by_run = compute_stats(copy, by="run_id")
+    latest = compute_stats(copy, by="compactor")  # the newest contract's runs, the others named
+    assert latest.runs == 1 and latest.contract is not None
+    assert [item.run.run_id for item in latest.chosen.left_out] == ["a", "b", "c"]
+    assert "left out 3 run(s) of 1 other contract(s)" in latest.to_text()
+    older = compute_stats(copy, selection=Selection(contract=compute_stats(copy, selection=Selection(
+        runs=("a",))).contract[:12]))
+    assert older.runs == 3
+    with pytest.raises(MixedContracts) as info:  # runs named with --run are taken as named
+        compute_stats(copy, selection=Selection(runs=("a", "d")))
+    assert "runs a" in str(info.value) and "runs d" in str(info.value)
+    by_run = compute_stats(copy, by="run_id", selection=Selection(contract="all"))
     assert by_run.contract is None and set(by_run.checks["run_id"]) == {"a", "b", "c", "d"}
     assert compute_stats(copy, selection=Selection(runs=("d",))).runs == 1
 

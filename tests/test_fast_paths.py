@@ -25,7 +25,15 @@ from frayproof_audit.corpus.inputs.record_fields import json_size, parse_json_re
 from frayproof_audit.corpus.inputs.shard_reader import batch_rows
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.openai import OPENAI, _view, message_identity
-from frayproof_audit.jsonio import JSONProblem, canonical, loads_strict, plain_copy, quick_plain_copy
+from frayproof_audit.jsonio import (
+    JSONProblem,
+    canonical,
+    is_plain_json,
+    loads_strict,
+    plain_copy,
+    plain_tree_copy,
+    quick_plain_copy,
+)
 from frayproof_audit.model import MODELLED_FIELDS
 
 
@@ -85,6 +93,102 @@ def test_quick_plain_copy_is_plain_copy_or_undecided(value: Any) -> None:
     quick = quick_plain_copy(value)
     if quick is not None:
         assert ("ok", typed(quick)) == reference(value)
+
+
+def containers(value: Any) -> list[Any]:
+    """Every list and dict in `value`, each time it occurs (shared ones more than once)."""
+    found = [value] if type(value) in (dict, list) else []
+    if type(value) in (dict, list, tuple):
+        for item in value.values() if type(value) is dict else value:
+            found += containers(item)
+    return found
+
+
+def leaves(value: Any) -> list[Any]:
+    if type(value) in (dict, list, tuple):
+        return [leaf for item in (value.values() if type(value) is dict else value)
+                for leaf in leaves(item)]
+    return [value]
+
+
+def sharing(value: Any, pick: int, in_dict: bool) -> Any:
+    """`value` with one of its containers placed a second time, in a list or a dict (so it is
+    no tree)."""
+    inner = containers(value)
+    if not inner:
+        return value
+    again = inner[pick % len(inner)]
+    return {"a": value, "b": again} if in_dict else [value, again]
+
+
+edge_scalars = st.sampled_from([2**64 - 1, 2**64, -(2**63), -(2**63) - 1, "caf\xe9", "\udc80x",
+                                "\U0001f600", 1.5, -0.0, True, None])
+tree_values = st.recursive(
+    st.one_of(scalars, edge_scalars),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3),
+                                  st.sampled_from(["\ud800", "\xe9t\xe9", Text("k")])),
+                        inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.parametrize("value", [
+    ["\udc80x"], {"k": "\ud800"}, {"\ud800": 1}, [2**64], {"k": -(2**63) - 1}, {1: "a"},
+    {Text("k"): 1}, [Text("t")], [float("nan")], {"k": float("inf")}, [(1, 2)], [{1, 2}],
+    [Colour.RED], [uuid.UUID(int=5)], [b"bytes"],
+])
+def test_plain_tree_copy_refuses_what_is_plain_json_refuses(value: Any) -> None:
+    assert not is_plain_json(value)
+    assert plain_tree_copy(value) is None
+    assert plain_tree_copy([["x", value]]) is None and plain_tree_copy({"deep": [value]}) is None
+
+
+@pytest.mark.parametrize("value", [["caf\xe9", "\U0001f600"], {"\xe9t\xe9": 2**64 - 1},
+                                   [-(2**63), -0.0, 1e308, None, True, {"a": []}]])
+def test_plain_tree_copy_accepts_what_is_plain_json_accepts(value: Any) -> None:
+    assert is_plain_json(value)
+    assert plain_tree_copy(value) == value
+
+
+@pytest.mark.parametrize("depth", [253, 254, 255, 256])
+@pytest.mark.parametrize("kind", ["list", "dict"])
+def test_plain_tree_copy_refuses_the_nesting_orjson_refuses(depth: int, kind: str) -> None:
+    value: Any = [] if kind == "list" else {}
+    inner = value
+    for _ in range(depth - 1):
+        deeper: Any = [] if kind == "list" else {}
+        if kind == "list":
+            inner.append(deeper)
+        else:
+            inner["k"] = deeper
+        inner = deeper
+    assert (plain_tree_copy(value) is not None) == is_plain_json(value) == (depth <= 254)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree_values, st.sampled_from([None, False, True]), st.integers(0, 20))
+def test_plain_tree_copy_is_deepcopy_of_a_plain_tree_or_undecided(
+    value: Any, share: bool | None, pick: int
+) -> None:
+    """A copy only of plain JSON (is_plain_json) in which no container occurs twice, and then
+    deepcopy's copy exactly: equal with the same types, fresh containers, the same leaves."""
+    import copy
+
+    value = value if share is None else sharing(value, pick, share)
+    copied = plain_tree_copy(value)
+    found = containers(value)
+    tree = len({id(item) for item in found}) == len(found)
+    if not (is_plain_json(value) and tree):
+        assert copied is None
+        return
+    assert copied is not None
+    assert typed(copied) == typed(copy.deepcopy(value))
+    assert not {id(item) for item in containers(copied)} & {id(item) for item in found}
+    assert all(mine is theirs for mine, theirs in zip(leaves(copied), leaves(value), strict=True))
 
 
 @settings(max_examples=150, deadline=None)

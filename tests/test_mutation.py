@@ -408,6 +408,33 @@ def test_operator_selection_keeps_frayproof_order() -> None:
 
 # ---------------------------------------------------------------- wire input
 
+@pytest.mark.parametrize("runner", ["sync", "async"])
+@pytest.mark.parametrize("shared", [False, True])
+def test_the_target_owns_a_deep_copy_that_keeps_the_inputs_sharing(runner: str, shared: bool) -> None:
+    """The target's input is `copy.deepcopy`'s copy: none of the caller's lists or dicts, the
+    same sharing (made by one walk for a plain tree, by deepcopy otherwise), and what the
+    target does to it reaches neither the caller's list nor the before snapshot judged."""
+    prompt = system("Be brief")
+    original = [prompt, prompt if shared else system("Be brief"), user("go")]
+    pristine = copy.deepcopy(original)
+    seen: list[Any] = []
+
+    def vandal(messages: list[Any]) -> list[Any]:
+        seen.append((messages is original, [m is o for m, o in zip(messages, original, strict=True)],
+                     messages[0] is messages[1]))
+        output = copy.deepcopy(messages)
+        messages[0]["content"] = "changed"
+        messages.append(user("more"))
+        return output
+
+    report = (run_mutations(original, vandal, operators=["remove_pinned_text"]) if runner == "sync"
+              else asyncio.run(run_mutations_async(original, vandal, operators=["remove_pinned_text"])))
+    assert seen == [(False, [False, False, False], shared)]
+    assert original == pristine and (original[0] is original[1]) == shared
+    # A shared prompt in the output is edited at both places: one mutant, as in frayproof.
+    assert report.baseline.passed and report.caught + report.survived == (1 if shared else 2)
+
+
 @pytest.mark.parametrize("calls_value", [None, []])
 @pytest.mark.parametrize("runner", ["sync", "async"])
 def test_target_sees_the_exact_original_wire(calls_value: Any, runner: str) -> None:

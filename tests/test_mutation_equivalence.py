@@ -17,8 +17,10 @@ operators only where such blocks are, so a fourth draws cases that carry them
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -30,14 +32,24 @@ from frayproof_audit.engine import check_loaded, prepare_before
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
-from frayproof_audit.mutate.operators import Candidate, get_operator
+from frayproof_audit.mutate.operators import Candidate, get_operator, operator_names
 from frayproof_audit.mutate.runner import reference_mutants
 from frayproof_audit.prepared import BeforeFacts
+from frayproof_audit.recheck import local
 from frayproof_audit.snapshot import load_list
 from sessiongen import arguments, reasoning, small
 from sessiongen.source import RandomSource
 from sessiongen.strategies import DrawSource, clean_mutation_cases, mutation_cases
-from tests.helpers import make_contract
+from tests.helpers import assistant, call, make_contract, result, system, user
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _every_lemma() -> Iterator[None]:
+    """Small mutants are rerun in full (`recheck.local.SMALL_MUTANT`), which is the reference
+    itself; with the threshold at 0 every mutant here goes through its check's lemma."""
+    saved, local.SMALL_MUTANT = local.SMALL_MUTANT, 0
+    yield
+    local.SMALL_MUTANT = saved
 
 
 def _candidates(name: str, after: Loaded, contract: Contract, facts: BeforeFacts) -> list[Candidate]:
@@ -54,7 +66,7 @@ def _judge_both_ways(before_raw: list[Any], after_raw: list[Any], contract_doc: 
     facts = prepare_before(before, contract)
     shared = SharedPair(after, contract, facts)
     judged: Counter[str] = Counter()
-    for name in OPERATORS:
+    for name in operator_names():
         candidates = _candidates(name, after, contract, facts)
         fast_groups = shared.distinct(candidates)
         slow = reference_mutants(after.wire, candidates)
@@ -152,3 +164,38 @@ def test_verify_mode_agrees_on_passing_pairs() -> None:
         report = mutate_pair(before, after, make_contract(contract_yaml), verify=True)
         checked += bool(report.mutants)
     assert checked > 10
+
+
+@pytest.mark.parametrize("threshold", [0, None])
+def test_retention_lemmas_agree_when_a_retained_exchange_occurs_twice(threshold: int | None) -> None:
+    """Outputs the generator rarely draws: a retained exchange kept twice (the search must
+    move on to its second copy when an edit breaks the first), the latest request inside the
+    copies, and both exchanges interleaved. verify=True raises on any difference between the
+    fast path (the anchor-loss and skeleton lemmas of retention's re-check) and a full
+    recheck; each layout is judged with every lemma (threshold 0) and as by default."""
+    first = [user("read a"), call("c1"), result("c1", "alpha " * 6), assistant("a read")]
+    second = [user("read b"), call("c2"), result("c2", "beta " * 6), assistant("b read")]
+    latest = user("now fix it")
+    before = [system(), *first, *second, latest]
+    # a copied exchange repeats its ids: unique_tool_ids is off so that the baseline passes
+    contract = make_contract({"checks": {"unique_tool_ids": False},
+                              "pins": [{"name": "s", "role": "system"}],
+                              "retain": {"latest_user_message": "exact", "recent_exchanges": 2,
+                                         "tool_results": "complete"}})
+    layouts = [
+        [system(), *first, *second, *first, *second, latest],
+        [system(), *first, *first, *second, latest],
+        [system(), *first, *second, *second, latest],
+        [system(), *first, latest, *second, latest],
+        [system(), *second, *first, *second, latest],
+    ]
+    saved = local.SMALL_MUTANT
+    if threshold is not None:
+        local.SMALL_MUTANT = threshold
+    try:
+        for after in layouts:
+            report = mutate_pair(load_list(before), load_list(copy.deepcopy(after)), contract,
+                                 verify=True)
+            assert report.baseline.passed and report.caught + report.survived > 10
+    finally:
+        local.SMALL_MUTANT = saved

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +27,7 @@ from frayproof_audit.checks import CHECKS
 from frayproof_audit.contract import parse_contract
 from frayproof_audit.engine import prepare_before
 from frayproof_audit.formats import get_format
+from frayproof_audit.jsonio import canonical
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.mutate import OPERATORS, mutate_pair
 from frayproof_audit.mutate import shape as shape_module
@@ -64,7 +66,8 @@ def _shape_agrees(case: small.MutationCase) -> None:
             classes = mutant.classes()
             assert classes == [shared.original.class_of(message) for message in whole.wire]
             expected = 0
-            for item in classes:
+            for view in whole.views:
+                item = shape_module.weak_class(view)
                 expected = (expected * shape_module.BASE + item) % shape_module.MODULUS
             assert mutant.class_hash() == expected
 
@@ -79,6 +82,23 @@ def test_shape_answers_as_the_assembled_mutant(case: small.MutationCase) -> None
 @given(clean_mutation_cases())
 def test_shape_answers_as_the_assembled_mutant_on_clean_outputs(case: small.MutationCase) -> None:
     _shape_agrees(case)
+
+
+@settings(max_examples=150, deadline=None)
+@given(mutation_cases())
+def test_equal_classes_have_equal_weak_classes(case: small.MutationCase) -> None:
+    """Dedupe buckets by weak classes: two messages of one class (equal canonical JSON) must
+    have one weak class, or equal mutants could land in two buckets and never merge."""
+    _, after, _, _ = _shared(case)
+    # the same messages with their keys in the other order: equal canonical JSON
+    copies = load_list([{key: message[key] for key in reversed(message)}
+                        for message in copy.deepcopy(after.wire)])
+    for view, twin in zip(after.views, copies.views, strict=True):
+        assert shape_module.weak_class(view) == shape_module.weak_class(twin)
+    by_class: dict[bytes, set[int]] = {}
+    for message, view in zip(after.wire, after.views, strict=True):
+        by_class.setdefault(canonical(message), set()).add(shape_module.weak_class(view))
+    assert all(len(weak) == 1 for weak in by_class.values())
 
 
 def test_dedupe_never_trusts_the_hash_alone(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -117,7 +117,7 @@ def test_runs_of_different_contracts_are_never_added_up(tmp_path: Path) -> None:
         gather(ReportConfig(str(out), str(tmp_path / "r.html"), runs=("old", "new")))
     assert gather(ReportConfig(str(out), str(tmp_path / "r.html"), runs=("old",))).left_out == ()
     result = run_cli("report", out, "-o", tmp_path / "r.html")
-    assert "left out 1 run(s) judged with another contract: old" in result.stderr
+    assert "left out 1 run(s) of 1 other contract(s)" in result.stderr and ": old);" in result.stderr
     assert 'id="left-out"' in (tmp_path / "r.html").read_text(encoding="utf-8")
 
 

@@ -98,7 +98,7 @@ def test_filters_and_per_run(nights: Path) -> None:
         TrendConfig(nights, baseline=0)
 
 
-def test_runs_of_different_contracts_are_refused(nights: Path, tmp_path: Path) -> None:
+def test_runs_of_different_contracts_count_the_latest_or_as_asked(nights: Path, tmp_path: Path) -> None:
     from frayproof_audit.corpus import audit
     from tests.corpus_support import good_lines, write_jsonl
 
@@ -108,10 +108,19 @@ def test_runs_of_different_contracts_are_refused(nights: Path, tmp_path: Path) -
     other.write_text(CONTRACT_TEXT.replace("latest_user_message: exact", "recent_exchanges: 1"))
     source = write_jsonl(tmp_path / "x.jsonl", good_lines(4, start=900, night=8))
     audit([str(source)], str(other), str(copy), jobs=1, run_id="new-contract", fail_on=())
-    with pytest.raises(MixedContracts) as info:
-        compute_trend(TrendConfig(copy))
+    latest = compute_trend(TrendConfig(copy))
+    assert latest.runs == ("new-contract",) and latest.changes == ()
+    assert [item.run.run_id for item in latest.chosen.left_out] == [f"night-{n}" for n in range(7)]
+    assert latest.first_of_contract
+    every = compute_trend(TrendConfig(copy, Selection(contract="all")))
+    assert every.runs[-1] == "new-contract" and every.contract is None
+    assert every.changes == ((date(2025, 6, 10), (latest.contract,)),)
+    last = every.checks.filter(pl.col("log_date") == date(2025, 6, 10))
+    assert last["baseline"].null_count() == last.height  # a new contract: no baseline yet
+    with pytest.raises(MixedContracts) as info:  # runs named with --run are taken as named
+        compute_trend(TrendConfig(copy, Selection(runs=("night-0", "new-contract"))))
     message = str(info.value)
-    assert "2 different contracts" in message and "runs night-0, night-1" in message
+    assert "2 different contracts" in message and "runs night-0" in message
     assert "runs new-contract" in message
     assert compute_trend(TrendConfig(copy, Selection(until=date(2025, 6, 9)))).runs[-1] == "night-6"
     assert compute_trend(TrendConfig(copy, Selection(since=date(2025, 6, 10)))).runs == ("new-contract",)
@@ -131,19 +140,23 @@ def test_older_runs_without_a_fingerprint_join_by_their_text(nights: Path, tmp_p
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=1, max_size=12),
-       st.integers(min_value=1, max_value=5))
+       st.integers(min_value=1, max_value=5), st.integers(min_value=0, max_value=12))
 def test_the_baseline_is_the_median_of_the_previous_rated_periods(
-    rates: list[float | None], length: int
+    rates: list[float | None], length: int, change: int
 ) -> None:
+    """Periods from `change` on were judged by another contract: their baseline is only theirs."""
     from frayproof_audit.trends.series import _with_baseline
 
+    segments = [int(index >= change) for index in range(len(rates))]
     grid = pl.DataFrame({"name": ["x"] * len(rates), "_order": range(len(rates)),
-                         "rate": rates, "low": [None if r is None else r / 2 for r in rates]},
-                        schema={"name": pl.String, "_order": pl.Int64, "rate": pl.Float64,
-                                "low": pl.Float64})
+                         "_segment": segments, "rate": rates,
+                         "low": [None if r is None else r / 2 for r in rates]},
+                        schema={"name": pl.String, "_order": pl.Int64, "_segment": pl.Int64,
+                                "rate": pl.Float64, "low": pl.Float64})
     rows = _with_baseline(grid, ["name"], length).sort("_order").to_dicts()
     for index, row in enumerate(rows):
-        window = [r for r in rates[:index] if r is not None][-length:]
+        start = change if index >= change else 0
+        window = [r for r in rates[start:index] if r is not None][-length:]
         if not window:
             assert row["baseline"] is None and row["change"] is None
             continue

@@ -21,8 +21,8 @@ from frayproof_audit.capture.writer import CaptureError, PairWriter
 from frayproof_audit.contract import Contract
 from frayproof_audit.engine import check_loaded
 from frayproof_audit.errors import ContractViolation, ContractWarning, InputError
-from frayproof_audit.guard import MODES
 from frayproof_audit.loaded import Loaded
+from frayproof_audit.on_violation import checked_mode
 from frayproof_audit.report import Report
 from frayproof_audit.snapshot import load_source
 
@@ -89,8 +89,7 @@ class PairCapture:
     def __init__(self, writer: PairWriter | None, contract: Contract | None, on_violation: str,
                  compactor: str, *, input_format: str | None = None, record_unchanged: bool = True,
                  hook: bool = False, session_id: SessionSource = None) -> None:
-        if on_violation not in MODES:
-            raise ValueError(f"on_violation must be one of {', '.join(MODES)}")
+        checked_mode(on_violation)
         if writer is not None and not isinstance(writer, PairWriter):
             raise TypeError(f"record must be a PairWriter, got {type(writer).__name__}")
         if type(compactor) is not str:

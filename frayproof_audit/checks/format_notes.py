@@ -48,18 +48,18 @@ def find(
 class _Noteless:
     """Mutation's re-check: a mutant carries no notes (it is built from neutral messages, not
     read from wire data), so the check reads only the before snapshot's notes there, exactly as
-    on the fully built mutant; it is run on an empty snapshot instead of assembling the mutant."""
+    on the fully built mutant; it is run once per pair on an empty snapshot instead of
+    assembling each mutant, and that is every mutant's findings."""
 
-    __slots__ = ("check", "noteless", "pair", "settings")
+    __slots__ = ("found",)
 
     def __init__(self, pair: PairContext, check: Check, settings: CheckSettings,
                  found: list[Violation]) -> None:
-        self.pair, self.check, self.settings = pair, check, settings
-        self.noteless = Loaded([], [], pair.after.format)
+        self.found = check.find(Loaded([], [], pair.after.format), pair.contract, pair.facts,
+                                settings)
 
     def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
-        pair = self.pair
-        return self.check.find(self.noteless, pair.contract, pair.facts, self.settings)
+        return self.found
 
 
 CHECK = Check(

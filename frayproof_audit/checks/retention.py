@@ -14,24 +14,25 @@ Good: older exchanges replaced by a summary; the recent ones and the request kep
 from __future__ import annotations
 
 import functools
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition
 from frayproof_audit.equivalence import EXACT, equivalence_key
-from frayproof_audit.loaded import Loaded
+from frayproof_audit.loaded import KeySpan, Loaded
 from frayproof_audit.prepared import ResultIndex, last_closed_exchanges
+from frayproof_audit.recheck.local import at_index
 from frayproof_audit.report import Violation
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
-    from frayproof_audit.formats.base import Format
     from frayproof_audit.loaded import MessageView
     from frayproof_audit.prepared import BeforeFacts
     from frayproof_audit.recheck.base import PairContext
-    from frayproof_audit.recheck.mutant import Effects, Fresh, Mutant
+    from frayproof_audit.recheck.mutant import Effects, Mutant
 
 NAME = "retention"
 KEY = "retention"
@@ -53,6 +54,11 @@ class RetentionFacts:
     one-key sequence computed on first use (`Loaded.keys_of`)."""
     results: ResultIndex | None = None
     """Before tool contents by call id (`tool_results: complete`), or None when inactive."""
+    written: dict[tuple[Any, ...], Violation] = field(default_factory=dict, compare=False,
+                                                      repr=False)
+    """The exchange and latest-message findings once written (they point into before, so they
+    are the same values whatever the after snapshot): mutation judges many mutants against
+    these facts."""
 
 
 def prepare(before: Loaded, contract: Contract) -> RetentionFacts:
@@ -91,30 +97,23 @@ def find(
     if before is None or not contract.retain.active:
         return []
     facts = retention_facts(before)
-    exchange_findings: list[Violation] = []
+    missing: list[tuple[int, int]] = []
     cursor = 0
     compare = contract.retain.compare
     for start, end, identities in facts.exchanges:
         position = _find_block(after, identities, before.snapshot, start, cursor, compare)
         if position is None:
-            span = (f"before[{start}:{end}]" if before.snapshot is None
-                    else before.snapshot.span_site("before", start, end))
-            exchange_findings.append(EXCHANGE.violation(
-                NAME, severity, "before", start, rule="recent_exchanges", span=span,
-                how="verbatim" if compare == EXACT else "as equivalent messages"))
+            missing.append((start, end))
         else:
             cursor = position + len(identities)
-    found: list[Violation] = []
+    latest_lost = False
     if facts.latest_user is not None:
         before_index, key = facts.latest_user
         after_index = after.last_index("user")
         latest = contract.retain.latest_user_message or EXACT
-        if (after_index is None or after_index < cursor
-                or not _same(after, after_index, key, before.snapshot, before_index, latest)):
-            found.append(LATEST.violation(
-                NAME, severity, "before", before_index, rule="latest_user_message",
-                how="exactly" if latest == EXACT else "as an equivalent message"))
-    found.extend(exchange_findings)
+        latest_lost = (after_index is None or after_index < cursor
+                       or not _same(after, after_index, key, before.snapshot, before_index, latest))
+    found = _positional_findings(facts, before.snapshot, contract, severity, missing, latest_lost)
     if facts.results is not None:
         for index, view in enumerate(after.views):
             if view.role != "tool" or not view.tool_call_id:
@@ -122,6 +121,35 @@ def find(
             if facts.results.retained(view.tool_call_id, view.content, compare) is False:
                 found.append(RESULT.violation(NAME, severity, "after", index,
                                               tool_call_id=view.tool_call_id, rule="tool_results"))
+    return found
+
+
+def _positional_findings(facts: RetentionFacts, before: Loaded | None, contract: Contract,
+                         severity: str, missing: Sequence[tuple[int, int]],
+                         latest_lost: bool) -> list[Violation]:
+    """The latest-message finding (when `latest_lost`), then one per exchange not found
+    (`missing`: its before span), each written once per facts (`RetentionFacts.written`)."""
+    written = facts.written
+    found: list[Violation] = []
+    if latest_lost and facts.latest_user is not None:
+        before_index = facts.latest_user[0]
+        latest = contract.retain.latest_user_message or EXACT
+        finding = written.get(("latest", before_index, severity, latest))
+        if finding is None:
+            finding = written[("latest", before_index, severity, latest)] = LATEST.violation(
+                NAME, severity, "before", before_index, rule="latest_user_message",
+                how="exactly" if latest == EXACT else "as an equivalent message")
+        found.append(finding)
+    compare = contract.retain.compare
+    for start, end in missing:
+        finding = written.get(("exchange", start, severity, compare))
+        if finding is None:
+            span = (f"before[{start}:{end}]" if before is None
+                    else before.span_site("before", start, end))
+            finding = written[("exchange", start, severity, compare)] = EXCHANGE.violation(
+                NAME, severity, "before", start, rule="recent_exchanges", span=span,
+                how="verbatim" if compare == EXACT else "as equivalent messages")
+        found.append(finding)
     return found
 
 
@@ -151,12 +179,36 @@ def _find_block(after: Loaded, identities: Sequence[bytes], before: Loaded | Non
             if all(key(position + k) == identities[k] for k in range(1, length)):
                 return position
         return None
+    keys = after.known_keys(compare)
+    if keys is not None and isinstance(identities, KeySpan):
+        return _find_known(after.views, keys, identities.all(), cursor)
     same = after.same_key
     for position in range(cursor, len(after) - length + 1):
         if views[position].role != "user" or not same(position, before, start, compare):
             continue
-        if all(same(position + k, before, start + k, compare) for k in range(1, length)):
+        for k in range(1, length):  # a loop, not all() over a generator: mutation reruns this
+            if not same(position + k, before, start + k, compare):
+                break
+        else:
             return position
+    return None
+
+
+def _find_known(views: Sequence[MessageView], keys: list[bytes], block: tuple[bytes, ...],
+                cursor: int) -> int | None:
+    """`_find_block` when every key of after is known: the same test (a user message whose
+    key and the next ones' are the block's), searched for in C (`list.index`, slices)."""
+    length, first = len(block), block[0]
+    stop = len(keys) - length + 1
+    position = cursor
+    while position < stop:
+        try:
+            position = keys.index(first, position, stop)
+        except ValueError:
+            return None
+        if views[position].role == "user" and tuple(keys[position:position + length]) == block:
+            return position
+        position += 1
     return None
 
 
@@ -241,7 +293,30 @@ class _Split:
                 self.run_of.append(run)
                 self.run_sizes[run] += 1
                 self.run_users[run] += symbol == _USER
+        self.matches = self._all_matches(after, positional)
+        self.last_user = after.last_index("user")
         return True
+
+    def _all_matches(self, after: Loaded, positional: list[Violation]) -> list[list[int]] | None:
+        """Where each retained exchange matches in the original (every position, by its keys),
+        for the anchor-loss lemma (`_anchors_lost`); None where it does not apply: findings on
+        the original, `equivalent` comparisons, or an empty block."""
+        facts = self.facts
+        keys = after.known_keys(EXACT)
+        if (positional or not self.has_positional or keys is None or self.block_compare != EXACT
+                or self.latest_compare != EXACT):
+            return None
+        found: list[list[int]] = []
+        for _, _, identities in facts.exchanges:
+            if not isinstance(identities, KeySpan) or not len(identities):
+                return None
+            block, places = identities.all(), []
+            place = _find_known(after.views, keys, block, 0)
+            while place is not None:
+                places.append(place)
+                place = _find_known(after.views, keys, block, place + 1)
+            found.append(places)
+        return found
 
     def _positional(self, loaded: Loaded) -> list[Violation]:
         if not self.has_positional:
@@ -251,9 +326,16 @@ class _Split:
     def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
         check, contract, settings = self.check, self.pair.contract, self.settings
         fresh = mutant.fresh
-        if self._keeps_skeleton(effects, fresh):
+        lost = self._anchors_lost(effects, mutant)
+        if lost is not None:
+            found = self._without(lost)
+        elif self._keeps_skeleton(effects, mutant):
             found = list(self.original_positional)
         else:
+            if self.block_compare == EXACT:
+                # every key known: the rerun's block search runs over the key list (`find`)
+                for number in range(len(fresh)):
+                    mutant.fresh_identity(number)
             found = self._positional(mutant.loaded)
         if not self.results_clean:
             return found + check.find(mutant.loaded, contract, self.result_facts, settings)
@@ -265,18 +347,74 @@ class _Split:
                            [view for _, _, view in new_results], mutant.original.format)
             for violation in check.find(small, contract, self.result_facts, settings):
                 assert violation.message_index is not None
-                found.append(replace(violation, message_index=new_results[violation.message_index][0]))
+                found.append(at_index(violation, new_results[violation.message_index][0]))
         return found
 
-    def _keeps_skeleton(self, effects: Effects, fresh: Fresh) -> bool:
+    def _anchors_lost(self, effects: Effects, mutant: Mutant) -> list[int] | None:
+        """The anchor-loss lemma: positions (sorted) whose anchor an in-place rewrite turned into
+        a non-anchor, when that is all the edit changes in the skeleton; else None.
+
+        With the original clean for the positional part and exact keys, an edit that only
+        rewrites messages in place, each keeping its role and either its symbol or becoming a
+        non-anchor, leaves every other message where it was. A window of M holding a lost
+        anchor matches no block (a block's keys are all anchors); any other window is O's own
+        and matches exactly where it matched in O. So each block's search from its cursor
+        finds its first match in O (`matches`) at or after the cursor that holds no lost
+        position, and the latest user message is O's, lost when it lost its anchor or lies
+        before the cursor: `_without`. (No lost anchor: the skeleton is kept.)
+        """
+        if (self.matches is None or not effects.rewritten or effects.deleted
+                or effects.moved_to_end or effects.swapped):
+            return None
+        symbols, views = self.skeleton, self.pair.after.views
+        lost: list[int] = []
+        for number, (position, message, view) in enumerate(mutant.fresh):
+            if view.role != views[position].role:
+                return None
+            key = functools.partial(self._fresh_key, mutant, number, message)
+            symbol = self._symbol(message, view, key)
+            if symbol != symbols[position]:
+                if type(symbol) is not int:
+                    return None  # an anchor made, or another anchor's keys
+                lost.append(position)
+        return sorted(lost)
+
+    def _without(self, lost: list[int]) -> list[Violation]:
+        """The positional findings of M, O's anchors at `lost` gone (`_anchors_lost`)."""
+        assert self.matches is not None
+        if not lost:
+            return list(self.original_positional)
+        facts, cursor = self.facts, 0
+        missing: list[tuple[int, int]] = []
+        for (start, end, identities), places in zip(facts.exchanges, self.matches, strict=True):
+            length = len(identities)
+            for place in places[bisect_left(places, cursor):]:
+                k = bisect_left(lost, place)
+                if k == len(lost) or lost[k] >= place + length:
+                    cursor = place + length
+                    break
+            else:
+                missing.append((start, end))
+        latest_lost = facts.latest_user is not None and (
+            self.last_user is None or self.last_user < cursor or self.last_user in lost)
+        return _positional_findings(facts, self.pair.facts.snapshot,
+                                    self.pair.contract, self.settings.severity, missing,
+                                    latest_lost)
+
+    def _keeps_skeleton(self, effects: Effects, mutant: Mutant) -> bool:
         """Whether the edit provably leaves the collapsed skeleton (class docstring) as is."""
         if not self.has_positional:
             return True
         symbols = self.skeleton
         if effects.rewritten:
             # In-place rewrites keep positions: each new message replaces the one at its index.
-            return not (effects.deleted or effects.moved_to_end or effects.swapped) and all(
-                self._symbol(message, view) == symbols[position] for position, message, view in fresh)
+            if effects.deleted or effects.moved_to_end or effects.swapped:
+                return False
+            for number, (position, message, view) in enumerate(mutant.fresh):
+                key = functools.partial(self._fresh_key, mutant, number, message)
+                if self._symbol(message, view, key) != symbols[position]:
+                    return False
+            return True
         run_of = self.run_of
         sizes: Counter[int] = Counter()  # run -> change in its size
         users: Counter[int] = Counter()  # run -> change in its number of user messages
@@ -309,8 +447,14 @@ class _Split:
                 return False  # a run vanishes (anchors meet), or gains or loses its only users
         return True
 
+    @staticmethod
+    def _fresh_key(mutant: Mutant, number: int, message: dict[str, Any], compare: str) -> bytes:
+        """New message `number`'s key under `compare` (its identity computed once per mutant,
+        for the rerun to reuse)."""
+        return mutant.fresh_identity(number) if compare == EXACT else equivalence_key(message)
+
     def _symbol(self, message: dict[str, Any], view: MessageView,
-                key: Callable[[str], bytes] | None = None) -> Symbol:
+                key: Callable[[str], bytes]) -> Symbol:
         """The message's skeleton symbol: its anchor keys if it is an anchor, else U or O.
 
         An anchor is a message whose key under the blocks' comparison is a block key, or
@@ -318,8 +462,6 @@ class _Split:
         both keys (None where it is no anchor), so equal symbols decide every block search
         and the latest test alike, whichever comparison each rule uses.
         """
-        if key is None:
-            key = functools.partial(_message_key, self.pair.after.format, message)
         block_anchor = latest_anchor = None
         if self.block_anchors:
             block = key(self.block_compare)
@@ -332,11 +474,6 @@ class _Split:
         if block_anchor is None and latest_anchor is None:
             return _USER if view.role == "user" else _OTHER
         return block_anchor, latest_anchor
-
-
-def _message_key(fmt: Format, message: dict[str, Any], compare: str) -> bytes:
-    """A neutral message dict's key under `compare` (as `Loaded.key` computes it)."""
-    return fmt.identity(message) if compare == EXACT else equivalence_key(message)
 
 
 CHECK = Check(

@@ -167,11 +167,13 @@ class _Recheck:
         return None
 
     def _unchanged(self, effects: Effects, fresh: Fresh) -> bool:
-        kinds = [bool(effects.deleted), bool(effects.text_edited), bool(effects.call_dropped),
-                 bool(effects.call_repeated), bool(effects.moved_to_end), effects.swapped is not None,
-                 bool(effects.block_edited), bool(effects.arguments_changed)]
-        if sum(kinds) != 1 or effects.swapped is not None:
-            return False  # one kind of change at a time; swaps are always rechecked
+        if effects.swapped is not None:
+            return False  # swaps are always rechecked
+        kinds = (bool(effects.deleted) + bool(effects.text_edited) + bool(effects.call_dropped)
+                 + bool(effects.call_repeated) + bool(effects.moved_to_end)
+                 + bool(effects.block_edited) + bool(effects.arguments_changed))
+        if kinds != 1:
+            return False  # one kind of change at a time
         if effects.deleted:
             return self._ids_leave_with(effects.deleted)
         if effects.text_edited or effects.block_edited:

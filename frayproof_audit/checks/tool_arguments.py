@@ -154,8 +154,19 @@ class _PerMessage:
         return new_messages_only(self.check.find, mutant, pair.contract, pair.facts, self.settings)
 
 
+class _Inert:
+    """Mutation's re-check without tool schemas: the check finds nothing on any snapshot."""
+
+    __slots__ = ()
+
+    def findings(self, effects: Effects, mutant: Mutant) -> list[Violation] | None:
+        return []
+
+
 def _recheck(pair: PairContext, check: Check, settings: CheckSettings,
-             found: list[Violation]) -> _PerMessage | None:
+             found: list[Violation]) -> _PerMessage | _Inert | None:
+    if not pair.contract.tools:
+        return _Inert()
     return None if found else _PerMessage(pair, check, settings)
 
 

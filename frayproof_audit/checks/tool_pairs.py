@@ -43,13 +43,17 @@ def find(
     answered: set[str] = set()
     found: list[Violation] = []
     for index, view in enumerate(views):
-        if view.role == "assistant":
+        role = view.role
+        if role == "assistant":
             for call in view.calls:
-                if call.id:
-                    registered.append((call.id, index))
-                    called.add(call.id)
-        elif view.role == "tool" and view.tool_call_id:
+                call_id = call.id
+                if call_id:
+                    registered.append((call_id, index))
+                    called.add(call_id)
+        elif role == "tool":
             result_id = view.tool_call_id
+            if not result_id:
+                continue
             if result_id in called:
                 answered.add(result_id)
             else:

@@ -32,10 +32,13 @@ COMMANDS = {
     "check": "frayproof_audit.cli.single:check_command",
     "mutate": "frayproof_audit.cli.mutate_cmd:mutate_command",
     "audit": "frayproof_audit.cli.audit_cmd:audit_command",
+    "pairs": "frayproof_audit.cli.pairs_cmd:pairs_command",
     "stats": "frayproof_audit.cli.audit_cmd:stats_command",
     "trend": "frayproof_audit.cli.trend_cmd:trend_command",
     "report": "frayproof_audit.cli.report_cmd:report_command",
     "show": "frayproof_audit.cli.show_cmd:show_command",
+    "runs": "frayproof_audit.cli.runs_cmd:runs_command",
+    "rejudge": "frayproof_audit.cli.rejudge_cmd:rejudge_command",
     "tool-args": "frayproof_audit.cli.tool_args_cmd:tool_args_command",
     "init": "frayproof_audit.cli.init_cmd:init_command",
     "inspect": "frayproof_audit.cli.transcript_cmd:inspect_command",
@@ -51,7 +54,8 @@ COMMANDS = {
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
-    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report, show. Tool-call
+    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report, show, and
+    the runs behind them: runs, rejudge; the pairs in agents' own logs: pairs. Tool-call
     arguments: tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage

@@ -11,6 +11,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
+from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import (
     contract_option,
     fail_input,
@@ -22,6 +23,7 @@ from frayproof_audit.cli.common import (
 from frayproof_audit.cli.dataset_options import (
     as_day,
     selection_options,
+    show_notes,
     show_table,
     table_format_option,
     table_output,
@@ -29,6 +31,7 @@ from frayproof_audit.cli.dataset_options import (
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
 from frayproof_audit.cli.option_types import BYTES, RATE, count
 from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
     DEFAULT_MAX_INPUT_ERROR_RATE,
@@ -107,10 +110,17 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="Audit only what no other committed run with the same contract fingerprint "
                    "audited (appended lines, rotated files are recognised); a last line without "
                    "its newline waits for the next run.")
+@click.option("--source", "source", type=RegistryChoice(source_names), default="auto",
+              show_default=True,
+              help="What reads the inputs: auto (decided per file from its first lines, by "
+                   "evidence; a file with evidence of two is refused, naming both), pairs "
+                   "(records of before/after pairs), or a source of agents' own logs (every "
+                   "compaction in them one pair; docs/sources.md).")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
 @click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
-              help="Where a field lives in a record, as a dotted path, e.g. before=request.messages.")
+              help="Where a field lives in a pair record, as a dotted path, e.g. "
+                   "before=request.messages (pair records only: a source derives its pairs).")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
               help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
 @click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
@@ -139,6 +149,10 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--repair-out", "repair_out", type=click.Path(file_okay=False), default=None,
               help="Write the repaired after snapshot of every failing pair a transcript repair "
                    "fixes completely to this folder (JSONL, with its pair_id).")
+@click.option("--dry-run", "dry", is_flag=True,
+              help="Read and map the first 100 records of every input and print, per field, how "
+                   "many had it; check nothing, write nothing (exit 2 when most lack before or "
+                   "after).")
 @format_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def audit_command(
@@ -150,6 +164,7 @@ def audit_command(
     backend: str,
     scheduler: str | None,
     incremental: bool,
+    source: str,
     run_id: str | None,
     field_specs: tuple[str, ...],
     config_file: str | None,
@@ -163,17 +178,21 @@ def audit_command(
     max_input_error_rate: float,
     allow_engine_errors: bool,
     repair_out: str | None,
+    dry: bool,
     output_format: str,
     max_results: int | None,
     sarif_category: str | None,
     quiet: bool,
 ) -> None:
-    """Audit JSONL/Parquet logs of before/after pairs into a Parquet dataset.
+    """Audit JSONL/Parquet logs of before/after pairs, or agents' own logs, into a Parquet dataset.
 
     INPUTS are files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet), globs or folders (searched
-    recursively, Hive layouts included). Bad records are reported as input errors; the run
-    goes on. Exit 0 pass, 1 a gate failed, 2 bad contract, input path, option or output
-    folder, a full disk, or nothing audited (no pair could be checked).
+    recursively, Hive layouts included): pair records, or the logs a source reads (Codex
+    rollouts, Claude Code and Gemini CLI sessions, LangGraph checkpoint databases, OTLP,
+    Langfuse and LangSmith exports), each compaction in them one pair. Bad records are
+    reported as input errors; the run goes on. Exit 0 pass, 1 a gate failed, 2 bad contract,
+    input path, option or output folder, a full disk, or nothing audited (no pair could be
+    checked, and no log line was read).
 
     \b
     Example:
@@ -191,6 +210,7 @@ def audit_command(
             backend=backend,
             scheduler=scheduler,
             incremental=incremental,
+            source=source,
             run_id=run_id,
             fields=_fields(config_file, field_specs),
             mutate=mutate,
@@ -206,6 +226,8 @@ def audit_command(
             max_mutants_per_pair=max_mutants or None,
             repair_out=repair_out,
         )
+        if dry:
+            _dry_run(config, output_format)
         from frayproof_audit.corpus.inputs.location import local_path
         from frayproof_audit.corpus.run.audit_run import new_run_id, run_audit  # heavy: only this command
         from frayproof_audit.corpus.store.layout import LOGS_FOLDER
@@ -227,6 +249,20 @@ def audit_command(
     sys.exit(summary.exit_code)
 
 
+def _dry_run(config: AuditConfig, output_format: str) -> None:
+    """`--dry-run`: the inputs read and mapped (and the contract read), nothing checked or written."""
+    from frayproof_audit.contract import load_contract
+    from frayproof_audit.corpus.inputs.dry_run import dry_run
+    from frayproof_audit.render import get_output
+
+    if get_output(output_format).ci:
+        raise InputError(f"--dry-run prints text or json, not {output_format}")
+    load_contract(config.contract)  # a contract the run would refuse is refused now
+    result = dry_run(config.inputs, config.fields, config.out, repair_out=config.repair_folder)
+    click.echo(render(result, output_format))
+    sys.exit(result.exit_code)
+
+
 def _label(exc: InputError) -> str:
     from frayproof_audit.corpus.store.layout import StoreError
 
@@ -238,22 +274,26 @@ def _label(exc: InputError) -> str:
 @click.option("--by", multiple=True, type=click.Choice(STATS_BY),
               help="Group every table by this column as well (repeatable: --by compactor --by log_date).")
 @selection_options
+@click.option("--all-groups", is_flag=True,
+              help="Also show groups with nothing judged (no pair checked, no mutant): their "
+                   "check and operator rows are placeholders.")
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
-                  until: datetime | None, compactors: tuple[str, ...], output_format: str,
-                  output: str | None) -> None:
+                  until: datetime | None, compactors: tuple[str, ...], contract: str | None,
+                  all_groups: bool, output_format: str, output: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
     Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
     condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
     failure rate, passing pairs, input errors (runs from before codes existed have code null).
-    Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval.
-    Every active check, code and operator appears in every group, at zero if nothing happened.
-    Runs judged by different contracts are refused, naming them: select one contract's runs
-    with --run or --since/--until. csv and parquet hold every table in one long table with a
-    `table` column.
+    Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval
+    (over the pairs the operator applied to, as in trend and report). Every active check, code
+    and operator appears in every group that judged something, at zero if nothing happened.
+    Counts the runs of the newest contract by default, failed runs left out, and says in one
+    line what it left out (--contract chooses). csv and parquet hold every table in one long
+    table with a `table` column.
 
     \b
     Example:
@@ -265,8 +305,9 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     from frayproof_audit.corpus.dataset.stats import compute_stats
 
     try:
-        selection = Selection(runs, as_day(since), as_day(until), compactors)
-        stats = compute_stats(out, by, selection)
+        selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
+        stats = compute_stats(out, by, selection, all_groups)
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)
+    show_notes(chosen, stats.chosen.notes() if stats.chosen else ())

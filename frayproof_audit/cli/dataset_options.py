@@ -1,6 +1,6 @@
-"""Options shared by the commands that read a dataset back (`stats`, `trend`): which rows
-(`--run`, `--since`, `--until`, `--compactor`), the table output (`--format`, from
-`render.tables.TABLE_OUTPUTS`), and writing a result to `--output`."""
+"""Options shared by the commands that read a dataset back (`stats`, `trend`, `report`): which
+rows (`--run`, `--since`, `--until`, `--compactor`, `--contract`), the table output (`--format`,
+from `render.tables.TABLE_OUTPUTS`), and writing a result to `--output`."""
 
 from __future__ import annotations
 
@@ -54,8 +54,17 @@ def show_table(chosen: TableOutput, result: Tabular, output: str | None) -> None
     write_output(output, text)
 
 
+def show_notes(chosen: TableOutput, notes: tuple[str, ...]) -> None:
+    """What the selection left out, on stderr beside an output that cannot hold it (csv,
+    parquet: plain tables); text and json say it themselves."""
+    if not chosen.verdict:
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+
+
 def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    """`--run`, `--since`, `--until`, `--compactor` (the first and last repeatable)."""
+    """`--run`, `--since`, `--until`, `--compactor`, `--contract` (`--run` and `--compactor`
+    repeatable)."""
     day = click.DateTime(formats=["%Y-%m-%d"])
     for decorator in reversed([
         click.option("--run", "runs", multiple=True, metavar="RUN_ID",
@@ -66,6 +75,10 @@ def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:
                      help="Only rows with log_date on or before this day (YYYY-MM-DD)."),
         click.option("--compactor", "compactors", multiple=True, metavar="NAME",
                      help="Only pairs of this compactor (repeatable)."),
+        click.option("--contract", "contract", default=None, metavar="FINGERPRINT|latest|all",
+                     help="Which contract's runs count: latest (the default: the contract of the "
+                          "newest selected run), a fingerprint (or 4+ of its first digits), or all "
+                          "(every run, added up). Runs left out are named in one line."),
     ]):
         function = decorator(function)
     return function

@@ -42,8 +42,9 @@ from frayproof_audit.htmlreport.config import (
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
                                 "its baseline by more than P points, as trend --fail-on-regression P.")
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
-                   until: datetime | None, compactors: tuple[str, ...], worst: int, max_pairs: int,
-                   source_root: str | None, baseline: int, points: float) -> None:
+                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
+                   worst: int, max_pairs: int, source_root: str | None, baseline: int,
+                   points: float) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
@@ -53,8 +54,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     from the inputs) and the list of pairs, filtered by night, compactor, check, code, status,
     operator or text, which every count in the tables opens.
     Runs judged with different contracts are never added up: by default the report covers the
-    runs that share the latest run's contract and names the others; --run picks runs (of one
-    contract).
+    runs of the newest contract, failed runs left out, and names the others (on stderr and on
+    the page); --contract chooses another (or all), --run picks runs.
 
     \b
     Example:
@@ -62,10 +63,11 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     """
     from frayproof_audit.htmlreport.write import write_report_pages  # Polars: only this command
 
-    config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors, since=as_day(since),
-                          until=as_day(until), worst=worst, baseline=baseline, points=points,
-                          max_pairs=max_pairs, source_root=source_root)
     try:
+        config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors,
+                              since=as_day(since), until=as_day(until), worst=worst,
+                              baseline=baseline, points=points, contract=contract,
+                              max_pairs=max_pairs, source_root=source_root)
         written = write_report_pages(config)
     except InputError as exc:
         fail_input(str(exc), "text")
@@ -86,6 +88,5 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
         click.echo(f"note: {unread:,} pair page(s) show no messages: their input is gone or changed "
                    "since the audit (each page says why; --source-root if the audit ran elsewhere)",
                    err=True)
-    if data.left_out:
-        click.echo(f"note: left out {len(data.left_out)} run(s) judged with another contract: "
-                   f"{', '.join(data.left_out)} (choose with --run)", err=True)
+    for note in data.notes:
+        click.echo(f"note: {note}", err=True)

@@ -16,6 +16,7 @@ import click
 from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import plain_format_option
 from frayproof_audit.cli.option_types import count
+from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.files import write_through
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.providers import PROFILE_NAMES
@@ -45,6 +46,16 @@ def _input_format(function: Callable[..., Any]) -> Callable[..., Any]:
              "evidence names); a JSONL record's own `format` field wins.")(function)
 
 
+def _source(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--source", "source", type=RegistryChoice(source_names), default="auto",
+        show_default=True,
+        help="What a .jsonl file is: auto (an agent's session file by its first lines' "
+             "evidence, else transcripts or pair records, one per line), pairs (never a "
+             "session), or a source: a session file is the agent's current model-visible "
+             "history, what its next request sends.")(function)
+
+
 def _profile(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--profile", type=click.Choice(PROFILE_NAMES, case_sensitive=True), default=None,
@@ -63,10 +74,11 @@ def _output(function: Callable[..., Any]) -> Callable[..., Any]:
 @click.command("inspect")
 @_paths
 @_input_format
+@_source
 @_profile
 @plain_format_option
-def inspect_command(paths: tuple[str, ...], input_format: str | None, profile: str | None,
-                    output_format: str) -> None:
+def inspect_command(paths: tuple[str, ...], input_format: str | None, source: str,
+                    profile: str | None, output_format: str) -> None:
     """Name every defect of each transcript: FATAL (a provider would reject it) or WASTEFUL.
 
     PATHS are .json files (one transcript), .jsonl files (one transcript, or a corpus record
@@ -78,7 +90,7 @@ def inspect_command(paths: tuple[str, ...], input_format: str | None, profile: s
     Example:
         frayproof-audit inspect fixtures/transcripts
     """
-    run = inspect_paths(paths, input_format, profile)
+    run = inspect_paths(paths, input_format, profile, source)
     for line in run.problems():
         click.echo(line, err=True)
     click.echo(render(run, output_format))
@@ -111,10 +123,11 @@ def _finish(run: EditRun, output: str | None, output_format: str) -> None:
 @_paths
 @_output
 @_input_format
+@_source
 @_profile
 @plain_format_option
 def repair_command(paths: tuple[str, ...], output: str | None, input_format: str | None,
-                   profile: str | None, output_format: str) -> None:
+                   source: str, profile: str | None, output_format: str) -> None:
     """Repair transcripts with the smallest edits that make them valid, in their own format.
 
     Answers dangling calls with a placeholder result, moves misplaced results next to their
@@ -130,7 +143,8 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
     Example:
         frayproof-audit repair fixtures/transcripts/anthropic.json -o repaired.json
     """
-    _finish(repair_paths(paths, input_format, profile=profile), output, output_format)
+    _finish(repair_paths(paths, input_format, profile=profile, source=source), output,
+            output_format)
 
 
 @click.command("compact")
@@ -144,11 +158,12 @@ def repair_command(paths: tuple[str, ...], output: str | None, input_format: str
                    "`tokens` extra).")
 @_output
 @_input_format
+@_source
 @_profile
 @plain_format_option
 def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenizer: str,
-                    output: str | None, input_format: str | None, profile: str | None,
-                    output_format: str) -> None:
+                    output: str | None, input_format: str | None, source: str,
+                    profile: str | None, output_format: str) -> None:
     """Drop the oldest turns until each transcript fits a token budget, safely.
 
     Keeps the leading instructions and the longest suffix that fits, never splitting a call
@@ -170,5 +185,5 @@ def compact_command(paths: tuple[str, ...], max_tokens: int, keep: int, tokenize
             click.echo(f"INPUT ERROR: {exc}", err=True)
             sys.exit(EXIT_INPUT_ERROR)
     run = compact_paths(paths, max_tokens, input_format, keep=keep, counter=counter,
-                        profile=profile)
+                        profile=profile, source=source)
     _finish(run, output, output_format)

@@ -13,6 +13,7 @@ from frayproof_audit.cli.dataset_options import (
     as_day,
     cannot_write,
     selection_options,
+    show_notes,
     show_table,
     table_format_option,
     table_output,
@@ -55,15 +56,17 @@ so `--help` can show them without importing Polars."""
               show_default=True, metavar="N",
               help="The gate judges a series only on at least N pairs in the latest period.")
 def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], since: datetime | None,
-                  until: datetime | None, compactors: tuple[str, ...], output_format: str,
+                  until: datetime | None, compactors: tuple[str, ...], contract: str | None,
+                  output_format: str,
                   output: str | None, png: str | None, svg: str | None, badge: str | None,
                   points: float | None, min_pairs: int) -> None:
     """Per night (or per run): each check's failure rate, each condition code's, and each
     mutation operator's survival rate, with 95% Wilson intervals, against the median of the
     previous --baseline periods; and since when each compactor × check has been failing.
 
-    Runs judged by different contracts are refused, naming them: select one contract's runs
-    with --run or --since/--until. Records without a logged_at are left out of nights.
+    Counts the runs of the newest contract by default (failed runs left out) and says in one
+    line what it left out; with --contract all, the night a contract changed is marked and
+    baselines start again there. Records without a logged_at are left out of nights.
     Exit 0, or 1 when --fail-on-regression finds a regression (each one is named with its
     rate, interval and baseline), or 2 for bad input.
 
@@ -81,7 +84,7 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     from frayproof_audit.trends.series import TrendConfig, compute_trend
 
     try:
-        selection = Selection(runs, as_day(since), as_day(until), compactors)
+        selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
         config = TrendConfig(out, selection, "night" if per == "night" else "run", baseline)
         trend = compute_trend(config)
         gate: GateResult | None = None if points is None else find_regressions(trend, points, min_pairs)
@@ -96,6 +99,7 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     if badge is not None:
         write_output(badge, json.dumps(badge_json(trend), indent=2))
     show_table(chosen, TrendReport(trend, gate), output)
+    show_notes(chosen, trend.chosen.notes() if trend.chosen else ())
     if gate is not None and not chosen.verdict:
         click.echo(gate.to_text(), err=True)  # the table holds no verdict: say it beside it
     sys.exit(gate.exit_code if gate is not None else EXIT_PASS)

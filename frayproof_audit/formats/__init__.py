@@ -11,7 +11,7 @@ from __future__ import annotations
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats.anthropic import ANTHROPIC
 from frayproof_audit.formats.auto import AutoFormat
-from frayproof_audit.formats.base import Format, Origin, evidence_of, writer_of
+from frayproof_audit.formats.base import Format, Origin, evidence_of, messages_key, writer_of
 from frayproof_audit.formats.gemini import GEMINI
 from frayproof_audit.formats.langchain import LANGCHAIN
 from frayproof_audit.formats.openai import OPENAI
@@ -56,4 +56,4 @@ def rewritable() -> tuple[str, ...]:
 
 
 __all__ = ["AUTO", "DEFAULT_FORMAT", "FORMATS", "FORMAT_NAMES", "Format", "Origin", "UnknownFormat",
-           "detect", "evidence_of", "get_format", "rewritable", "writer_of"]
+           "detect", "evidence_of", "get_format", "messages_key", "rewritable", "writer_of"]

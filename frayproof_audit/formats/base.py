@@ -86,6 +86,13 @@ def evidence_of(fmt: Format) -> EvidenceRules | None:
     return found
 
 
+def messages_key(fmt: Format) -> str:
+    """The key of a request object that holds this format's messages (`messages`, or
+    `input` for the Responses API), as its evidence rules state it."""
+    rules = evidence_of(fmt)
+    return rules.messages_key if rules is not None and rules.messages_key is not None else "messages"
+
+
 def writer_of(fmt: Format) -> Writer | None:
     """`fmt.writer`; None for a format that predates the member."""
     found: Writer | None = getattr(fmt, "writer", None)

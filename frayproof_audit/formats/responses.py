@@ -37,7 +37,7 @@ from frayproof_audit.formats.evidence import EvidenceRules
 from frayproof_audit.formats.openai import OPENAI, ChatShaped, argument_step
 from frayproof_audit.formats.writer import Piece, WireSnapshot, Writer
 from frayproof_audit.jsonio import plain_copy
-from frayproof_audit.loaded import Loaded, Origin
+from frayproof_audit.loaded import Loaded, Origin, run_origin, wire_span
 
 MESSAGE = "message"
 CALL = "function_call"
@@ -51,33 +51,6 @@ _MODELLED = {MESSAGE: ("type", "role", "content"), CALL: ("type", "call_id", "na
 class ResponsesInputError(InputError):
     """A Responses snapshot that is not an item list or a request object, or an item whose
     fields have the wrong JSON types. Names the item: `items[3].call_id must be a string`."""
-
-
-class Run(Origin):
-    """The origin of a neutral message read from several items: `start` and `stop` bound the
-    run (`stop` excluded). `message` is the item findings point at; a turn's calls are the
-    items from `message` on. A run needs three indices where `Origin`, shared by every
-    format, has one, so the bounds are attributes of this subclass (set by `_run`, kept out
-    of the tuple): equality and unpacking are `Origin`'s, so the engine sees an ordinary
-    origin, and only this format reads the bounds."""
-
-    start: int
-    stop: int
-
-
-def _run(message: int, start: int, stop: int) -> Origin:
-    if stop - start == 1:
-        return Origin(start)
-    run = Run(message)
-    run.start = start
-    run.stop = stop
-    return run
-
-
-def _bounds(origin: Origin) -> tuple[int, int]:
-    if isinstance(origin, Run):
-        return origin.start, origin.stop
-    return origin.message, origin.message + 1
 
 
 EVIDENCE_ITEMS = frozenset({"function_call", "function_call_output", "reasoning", "compaction",
@@ -130,8 +103,7 @@ class ItemsWriter:
             if origin.field is not None:
                 found.append(None)
                 continue
-            start, stop = ((origin.start, origin.stop) if isinstance(origin, Run)
-                           else (origin.message, origin.message + 1))
+            start, stop = wire_span(origin)
             result = loaded.views[index].role == "tool"
             found.append(Piece(index, start, tuple(items[start:stop]), result, True))
         return found
@@ -177,23 +149,23 @@ class OpenAIResponses(ChatShaped):
         if call is not None:
             where = f"{snapshot}[{origin.message + call}]"
             return where if argument is None else f"{where}.arguments{argument_step(argument)}"
-        start, stop = _bounds(origin)
+        start, stop = wire_span(origin)
         return f"{snapshot}[{start}]" if stop - start == 1 else f"{snapshot}[{start}:{stop}]"
 
     def block_site(self, snapshot: str, origin: Origin, position: int) -> str:
         """A turn's leading reasoning block `position` is its own item, `start + position`."""
         if origin.field is not None:
             return f"{snapshot}.{origin.field}"
-        return f"{snapshot}[{_bounds(origin)[0] + position}]"
+        return f"{snapshot}[{wire_span(origin)[0] + position}]"
 
     def span(self, snapshot: str, first: Origin, last: Origin) -> str:
         if last.field is not None:  # only fields: instructions, or a string input after it
             fields = dict.fromkeys((first.field, last.field))
             return ", ".join(f"{snapshot}.{field}" for field in fields)
-        stop = _bounds(last)[1]
+        stop = wire_span(last)[1]
         if first.field is not None:
             return f"{snapshot}.{first.field}, {snapshot}[0:{stop}]"
-        return f"{snapshot}[{_bounds(first)[0]}:{stop}]"
+        return f"{snapshot}[{wire_span(first)[0]}:{stop}]"
 
 
 OPENAI_RESPONSES = OpenAIResponses()
@@ -315,7 +287,7 @@ def _convert(
             calls = items[first_call:index]
             message = _turn(reasoning, None if said is None else items[said], calls, name, first_call)
             anchor = first_call if calls else (start if said is None else said)
-            origins.append(_run(anchor, start, index))
+            origins.append(run_origin(anchor, start, index))
         else:
             item = items[index]
             if kind == MESSAGE:

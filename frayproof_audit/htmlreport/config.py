@@ -26,6 +26,8 @@ class ReportConfig:
     output: str
     runs: tuple[str, ...] = ()
     """Only these runs (default: every run judged with the latest run's contract)."""
+    contract: str | None = None
+    """`latest`, `all` or a fingerprint: which contract's runs count (`corpus.dataset.selection`)."""
     compactors: tuple[str, ...] = ()
     """Only pairs of these compactors (default: all)."""
     since: date | None = None

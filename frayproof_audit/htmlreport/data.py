@@ -1,9 +1,10 @@
 """Everything the HTML report shows, computed from the dataset's tables with Polars.
 
 The report is a view of committed runs judged by one contract: numbers of runs made with
-different contracts are never added up. Unless `--run` picks runs, the report covers the runs
-that share the latest run's contract (its fingerprint, the hash of what it means) and names
-the runs it left out. The per-night series and their baselines are `trends.compute_trend`'s,
+different contracts are never added up unless `--contract all` asks for it. Which runs count
+is `corpus.dataset.selection.choose_runs`'s, as for `stats` and `trend`: by default the runs of
+the newest contract (its fingerprint, the hash of what it means), failed runs left out, and the
+page names the runs it left out. The per-night series and their baselines are `trends.compute_trend`'s,
 the same numbers `frayproof-audit trend` prints and gates on.
 """
 
@@ -21,9 +22,8 @@ from frayproof_audit.corpus.dataset.selection import (
     RunInfo,
     Selection,
     active_conditions,
+    choose_runs,
     contract_of,
-    one_contract,
-    runs_in,
     short,
 )
 from frayproof_audit.corpus.dataset.table_reader import read_table
@@ -106,7 +106,8 @@ class ReportData:
     totals: Totals
     runs: pl.DataFrame
     left_out: tuple[str, ...]
-    """Committed runs not covered: judged with another contract than the report's."""
+    """Committed runs with rows in the selection not covered: judged with another contract than
+    the report's, failed, or rejudged copies superseded by their original."""
     contract_text: str
     contract_path: str | None
     contract_key: str
@@ -130,6 +131,8 @@ class ReportData:
     failing_total: int
     blind_pairs: tuple[PairDetail, ...]
     blind_total: int
+    notes: tuple[str, ...] = ()
+    """What was left out and why, one line per kind (as `stats` and `trend` say it)."""
 
 
 _RUN_COLUMNS = ("run_id", "started_at", "pairs", "passed", "failed", "input_errors", "engine_errors",
@@ -137,20 +140,18 @@ _RUN_COLUMNS = ("run_id", "started_at", "pairs", "passed", "failed", "input_erro
                 "contract_path")
 
 
-def choose_runs(config: ReportConfig) -> tuple[list[RunInfo], tuple[str, ...]]:
-    """The runs the report covers (oldest first) and the committed runs it leaves out because
-    another contract judged them. Runs named with `--run` must share one contract."""
-    every = runs_in(config.out, Selection(runs=config.runs, since=config.since, until=config.until))
-    if not every:
+def choose_report_runs(config: ReportConfig) -> tuple[list[RunInfo], tuple[str, ...], tuple[str, ...]]:
+    """The runs the report covers (oldest first), the committed runs with rows in its days it
+    leaves out, and the lines that say why. Runs named with `--run` must share one contract
+    unless `--contract` says otherwise."""
+    asked = Selection(runs=config.runs, since=config.since, until=config.until, contract=config.contract)
+    chosen = choose_runs(config.out, asked)
+    if not chosen.runs:
         dated = config.since is not None or config.until is not None
-        raise ReportError(f"'{config.out}' holds no committed run with pairs"
-                          + (" in those days" if dated else ": audit into it first"))
-    if config.runs:
-        one_contract(every)  # MixedContracts, naming the runs of each contract
-        return every, ()
-    latest = every[-1].contract
-    return ([run for run in every if run.contract == latest],
-            tuple(run.run_id for run in every if run.contract != latest))
+        why = " ".join(chosen.notes()) if chosen.left_out else (
+            "in those days" if dated else ": audit into it first")
+        raise ReportError(f"'{config.out}' holds no committed run with pairs {why}".replace(" :", ":"))
+    return (list(chosen.runs), tuple(item.run.run_id for item in chosen.left_out), chosen.notes())
 
 
 def _names(items: Sequence[str], cap: int = 20) -> str:
@@ -163,9 +164,9 @@ def gather(config: ReportConfig) -> ReportData:
     if config.worst < 0 or config.baseline < 1 or config.points < 0:
         raise ReportError("the worst-pairs cap and --regression-points must be 0 or more, and "
                           "--baseline at least 1 night")
-    runs, left_out = choose_runs(config)
+    runs, left_out, notes = choose_report_runs(config)
     selection = Selection(runs=tuple(run.run_id for run in runs), since=config.since, until=config.until,
-                          compactors=config.compactors)
+                          compactors=config.compactors, contract="all")
     pairs, findings, mutants = (selection.apply(read_table(config.out, table))
                                 for table in ("pairs", "findings", "mutants"))
     if config.compactors:
@@ -209,6 +210,7 @@ def gather(config: ReportConfig) -> ReportData:
         operator_trends=_series(trend, "operators", "operator", "survived", "applicable", "pairs",
                                 OPERATORS, config.points),
         failing_pairs=failing, failing_total=failing_total, blind_pairs=blind, blind_total=blind_total,
+        notes=notes,
     )
 
 

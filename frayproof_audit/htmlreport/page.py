@@ -133,10 +133,8 @@ def _header(data: ReportData, pages: PairPages | None) -> str:
         + ('<a href="#pairs">Pairs</a>' if pages is not None else "") + "</nav></header>",
     ]
     if data.left_out:
-        parts.append(
-            f'<p class="notice" id="left-out">{len(data.left_out)} committed run(s) judged with another '
-            f"contract are left out, so numbers of different contracts are never added up: "
-            f"{_e(', '.join(data.left_out))}. Pick runs with <code>--run</code>.</p>")
+        parts.append('<div class="notice" id="left-out">' + "".join(
+            f"<p>{_e(note)}</p>" for note in data.notes) + "</div>")
     return "".join(parts)
 
 

@@ -23,7 +23,7 @@ as `json.dumps(sort_keys=True)` is. A hash of the sequence only picks which grou
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from frayproof_audit.contract import Contract
@@ -34,7 +34,7 @@ from frayproof_audit.mutate.incremental import IncrementalEvaluator
 from frayproof_audit.mutate.operators import Candidate, Group
 from frayproof_audit.mutate.shape import Original, Shape
 from frayproof_audit.prepared import BeforeFacts
-from frayproof_audit.report import Report
+from frayproof_audit.report import Report, Violation
 
 
 def shares_mutable_objects(wire: list[Any]) -> bool:
@@ -62,12 +62,13 @@ class SharedPair:
 
     __slots__ = ("evaluator", "original")
 
-    def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts) -> None:
+    def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts,
+                 found: Mapping[str, list[Violation]] | None = None) -> None:
         # The identities known so far; a check whose mutants will look identities up has every
         # one computed into this list once, by its re-check (`PairContext.keep_identities`).
         self.original = Original(after.wire, after.views, after.format,
                                  [after.known_identity(i) for i in range(len(after))])
-        self.evaluator = IncrementalEvaluator(after, contract, facts, self.original)
+        self.evaluator = IncrementalEvaluator(after, contract, facts, self.original, found)
 
     def shape(self, edit: Edit) -> Shape:
         """The mutant of `edit` as a layout over the original (nothing copied yet)."""

@@ -18,6 +18,8 @@ full recheck for every registered operator (`tests/test_mutation_equivalence.py`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import frayproof_audit.checks as registry
 from frayproof_audit.checks.base import Check, CheckSettings
 from frayproof_audit.contract import Contract
@@ -34,7 +36,8 @@ class IncrementalEvaluator:
     the report."""
 
     def __init__(self, after: Loaded, contract: Contract, facts: BeforeFacts,
-                 original: Original | None = None) -> None:
+                 original: Original | None = None,
+                 found: Mapping[str, list[Violation]] | None = None) -> None:
         self.after = after
         self.contract = contract
         self.facts = facts
@@ -43,8 +46,11 @@ class IncrementalEvaluator:
             for check in registry.CHECKS
             if (settings := contract.settings(check.key)).enabled
         ]
+        # The original's findings per check: the baseline's, when the caller has them.
         self.original: dict[str, list[Violation]] = {
-            check.name: check.find(after, contract, facts, settings) for check, settings in enabled
+            check.name: list(found[check.name]) if found is not None
+            else check.find(after, contract, facts, settings)
+            for check, settings in enabled
         }
         if original is None:
             original = Original(after.wire, after.views, after.format,

@@ -433,11 +433,27 @@ argument operators, which run only for contracts with tool schemas, then the rea
 thinking operators, which report only where the output holds such content."""
 
 OPERATORS: tuple[str, ...] = tuple(operator.name for operator in OPERATOR_TABLE)
-_BY_NAME = {operator.name: operator for operator in OPERATOR_TABLE}
+"""The operator names at import (help texts); what runs reads `OPERATOR_TABLE` when it runs,
+so registering an operator is its one record there."""
+
+_INDEX: tuple[tuple[Operator, ...], dict[str, Operator]] = ((), {})
+
+
+def _by_name() -> dict[str, Operator]:
+    """`OPERATOR_TABLE` by name, rebuilt only when the table is another tuple."""
+    global _INDEX
+    if _INDEX[0] is not OPERATOR_TABLE:
+        _INDEX = (OPERATOR_TABLE, {operator.name: operator for operator in OPERATOR_TABLE})
+    return _INDEX[1]
+
+
+def operator_names() -> tuple[str, ...]:
+    """Every registered operator's name, in registry order."""
+    return tuple(_by_name())
 
 
 def get_operator(name: str) -> Operator:
-    return _BY_NAME[name]
+    return _by_name()[name]
 
 
 def select_operators(names: Sequence[str] | None, contract: Contract | None = None) -> tuple[str, ...]:
@@ -448,15 +464,16 @@ def select_operators(names: Sequence[str] | None, contract: Contract | None = No
             operator.name for operator in OPERATOR_TABLE
             if contract is None or operator.applies is None or operator.applies(contract)
         )
+    known = operator_names()
     chosen = set()
     for name in names:
-        if name not in _BY_NAME:
+        if name not in known:
             raise InputError(
-                f"Unknown mutation operator {name!r} (choose from {', '.join(OPERATORS)})")
+                f"Unknown mutation operator {name!r} (choose from {', '.join(known)})")
         chosen.add(name)
     if not chosen:
         raise InputError("Choose at least one mutation operator")
-    return tuple(name for name in OPERATORS if name in chosen)
+    return tuple(name for name in known if name in chosen)
 
 
 def dedupe(candidates: Sequence[Candidate], key: Callable[[Candidate], Hashable]) -> list[Group]:

@@ -18,15 +18,22 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.engine import evaluate, localize, prepare_before
+from frayproof_audit.engine import (
+    evaluate,
+    findings_by_check,
+    localize,
+    prepare_before,
+    split_by_check,
+)
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
+from frayproof_audit.jsonio import plain_tree_copy
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
@@ -46,11 +53,12 @@ from frayproof_audit.mutate.report import (
     MutationReport,
 )
 from frayproof_audit.prepared import BeforeFacts
-from frayproof_audit.report import Report
+from frayproof_audit.report import Report, Violation
 from frayproof_audit.snapshot import (
     FormatLike,
     load_file,
     load_plain,
+    load_wire,
     resolve_format,
 )
 
@@ -74,15 +82,29 @@ class MutationInput:
 def load_mutation_input(source: Any, fmt: FormatLike = None) -> MutationInput:
     """A message list or a JSON file path, read in `fmt` (default `openai`); a neutral
     `Snapshot` has no raw form to mutate."""
+    return _load_input(source, fmt, False)[0]
+
+
+def _load_input(source: Any, fmt: FormatLike,
+                detach: bool) -> tuple[MutationInput, list[Any] | None]:
+    """The input, and with `detach` a deep copy of its raw list made by the same walk that
+    proves a list plain JSON (`jsonio.plain_tree_copy`; None: the caller deep-copies)."""
     if isinstance(source, MutationInput):
-        return source
+        return source, None
     if isinstance(source, Snapshot):
         raise InputError("Mutation input must be a message list or a JSON file path, not a Snapshot")
     if isinstance(source, str | os.PathLike):
         loaded = load_file(source, fmt)
-        return MutationInput(loaded.wire, loaded)
+        return MutationInput(loaded.wire, loaded), None
     if type(source) is list:
-        return MutationInput(source, load_plain(source, fmt))
+        copied = plain_tree_copy(source) if detach else None
+        if copied is not None:
+            # Plain JSON, as load_plain would have found before validating the list in place.
+            try:
+                return MutationInput(source, load_wire(source, fmt)), copied
+            except InputError:
+                pass  # a bad snapshot: load_plain words the error
+        return MutationInput(source, load_plain(source, fmt)), None
     raise InputError("Mutation input must be a message list or a JSON file path")
 
 
@@ -109,7 +131,7 @@ def run_mutations(
         raw, loaded = _load_after(after, job.format)
     else:
         try:
-            output = target(deepcopy(job.input.raw))
+            output = target(job.detached())
         except Exception as exc:
             raise _failed(exc) from exc
         if inspect.isawaitable(output):
@@ -137,7 +159,7 @@ async def run_mutations_async(
         raw, loaded = _load_after(after, job.format)
     else:
         try:
-            output = target(deepcopy(job.input.raw))
+            output = target(job.detached())
             if inspect.isawaitable(output):
                 output = await output
         except Exception as exc:
@@ -166,9 +188,13 @@ def mutate_pair(
     budget = check_budget(max_mutants)
     chosen = select_operators(operators, contract)
     facts = prepare_before(before, contract)
+    found: Mapping[str, list[Violation]] | None
     if baseline is None:
-        baseline = localize(evaluate(after, contract, facts), after, before)
-    return _mutate(after.wire, after, contract, facts, baseline, chosen, verify, budget)
+        found = findings_by_check(after, contract, facts)
+        baseline = localize(_report(found), after, before)
+    else:
+        found = split_by_check(baseline, after, before, contract)
+    return _mutate(after.wire, after, contract, facts, baseline, chosen, verify, budget, found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +238,23 @@ class _Job:
     facts: BeforeFacts
     format: Format
     budget: int | None = None
+    copied: list[Any] | None = None
+    """A deep copy of the input made while loading it, for the one target run of this job."""
+
+    def detached(self) -> list[Any]:
+        """A deep copy of the raw input, the target's to change as it likes."""
+        return self.copied if self.copied is not None else deepcopy(self.input.raw)
 
     def run(self, raw: list[Any], after: Loaded, verify: bool) -> MutationReport:
-        baseline = localize(evaluate(after, self.contract, self.facts), after, self.input.before)
+        found = findings_by_check(after, self.contract, self.facts)
+        baseline = localize(_report(found), after, self.input.before)
         return _mutate(raw, after, self.contract, self.facts, baseline, self.operators, verify,
-                       self.budget)
+                       self.budget, found)
+
+
+def _report(found: Mapping[str, list[Violation]]) -> Report:
+    """The report of the checks' findings, in report order (`engine.evaluate`'s)."""
+    return Report(tuple(violation for judged in found.values() for violation in judged))
 
 
 def _prepare(
@@ -232,8 +270,9 @@ def _prepare(
     resolved = load_contract(contract)
     chosen = select_operators(operators, resolved)
     fmt = resolve_format(input_format or resolved.format)
-    prepared = load_mutation_input(source, fmt)
-    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt, budget)
+    prepared, copied = _load_input(source, fmt, target is not None)
+    return _Job(prepared, resolved, chosen, prepare_before(prepared.before, resolved), fmt, budget,
+                copied)
 
 
 def _failed(exc: Exception) -> InputError:
@@ -264,30 +303,33 @@ def _load_output(
 def _mutate(
     raw: list[Any], after: Loaded, contract: Contract, facts: BeforeFacts,
     baseline: Report, chosen: tuple[str, ...], verify: bool, budget: int | None = None,
+    found: Mapping[str, list[Violation]] | None = None,
 ) -> MutationReport:
     if not baseline.passed:
         return MutationReport(baseline)
-    found = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
-    groups, left = apply_budget(found, budget, raw)
+    sites = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
+    groups, left = apply_budget(sites, budget, raw)
     fast_ok = not shares_mutable_objects(raw)
     if verify or not fast_ok:
         reference = MutationReport(
             baseline, _reference_outcomes(raw, after.format, contract, facts, groups, left))
         if verify and fast_ok:
-            fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left))
+            fast = MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left,
+                                                           found))
             if fast != reference:
                 raise FastPathMismatch(_first_difference(fast, reference))
         return reference
-    return MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left))
+    return MutationReport(baseline, _fast_outcomes(after, contract, facts, groups, left, found))
 
 
 Groups = list[tuple[str, list[Candidate]]]
 
 
 def _fast_outcomes(
-    after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups, left: dict[str, Left]
+    after: Loaded, contract: Contract, facts: BeforeFacts, groups: Groups, left: dict[str, Left],
+    found: Mapping[str, list[Violation]] | None = None,
 ) -> tuple[MutantOutcome, ...]:
-    shared = SharedPair(after, contract, facts)
+    shared = SharedPair(after, contract, facts, found)
     outcomes: list[MutantOutcome] = []
     for name, candidates in groups:
         if not candidates and name not in left and not get_operator(name).quiet:

@@ -28,6 +28,17 @@ MODULUS = (1 << 61) - 1
 BASE = 1_000_003
 
 
+def weak_class(view: MessageView) -> int:
+    """A hash of what the message's view holds: equal for two messages whose canonical JSON is
+    equal (they are then equal values, so their views are equal), and cheap, since views are
+    already made and a text's hash is cached with it. Dedupe buckets mutants by it, then
+    compares their exact classes; it never decides alone."""
+    content = view.content
+    return hash((view.role, content if type(content) is str else
+                 None if content is None else len(content),
+                 view.calls, view.tool_call_id, view.refusal)) & MODULUS
+
+
 class Original:
     """Per-pair facts of the original output that every mutant's shape reads."""
 
@@ -64,17 +75,22 @@ class Original:
         return found
 
     def classes(self) -> list[int]:
-        """Per original message its class, and (once) the prefix hashes of that sequence."""
+        """Per original message its class (computed once)."""
         if self.classes_ is None:
             self.classes_ = [self.class_of(message) for message in self.wire]
-            hashes, powers, value, power = [0], self._powers, 0, 1
-            for item in self.classes_:
-                value = (value * BASE + item) % MODULUS
-                power = power * BASE % MODULUS
-                hashes.append(value)
-                powers.append(power)
-            self._hashes = hashes
         return self.classes_
+
+    def hashed(self) -> None:
+        """The prefix hashes of the original's sequence of `weak_class`es (computed once)."""
+        if self._hashes:
+            return
+        hashes, powers, value, power = [0], self._powers, 0, 1
+        for view in self.views:
+            value = (value * BASE + weak_class(view)) % MODULUS
+            power = power * BASE % MODULUS
+            hashes.append(value)
+            powers.append(power)
+        self._hashes = hashes
 
     def range_hash(self, start: int, stop: int) -> int:
         hashes = self._hashes
@@ -89,7 +105,8 @@ class Original:
 class Shape:
     """One mutant: original ranges `(offset in mutant, start, stop)` and new messages."""
 
-    __slots__ = ("_by_start", "_loaded", "_offsets", "fresh", "length", "original", "pieces", "ranges")
+    __slots__ = ("_by_start", "_fresh_ids", "_loaded", "_loaded_ids", "_offsets", "fresh", "length",
+                 "original", "pieces", "ranges")
 
     def __init__(self, original: Original, segments: list[Segment]) -> None:
         self.original = original
@@ -118,6 +135,29 @@ class Shape:
         self._by_start: list[tuple[int, int, int]] | None = None
         self._offsets: list[int] | None = None
         self._loaded: Loaded | None = None
+        self._loaded_ids: list[bytes | None] = []
+        """The identities the assembled mutant holds (`loaded`), the same list."""
+        self._fresh_ids: list[bytes | None] | None = None
+
+    def fresh_identity(self, number: int) -> bytes:
+        """The identity of new message `number` (in `fresh` order), computed once: a re-check
+        that reads it and a rerun over the whole mutant share it, in whichever order they
+        come."""
+        identities = self._fresh_ids
+        if identities is None:
+            identities = self._fresh_ids = [None] * len(self.fresh)
+        found = identities[number]
+        if found is None:
+            position, message, _ = self.fresh[number]
+            if self._loaded is not None:
+                found = self._loaded.known_identity(position)
+            if found is None:
+                # An exact-size copy, as `Loaded.identity` keeps (orjson's keeps its buffer).
+                found = bytes(memoryview(self.original.format.identity(message)))
+            identities[number] = found
+            if self._loaded is not None:
+                self._loaded_ids[position] = found
+        return found
 
     # ------------------------------------------------------------------ positions
 
@@ -206,17 +246,18 @@ class Shape:
     # ------------------------------------------------------------------ dedupe
 
     def class_hash(self) -> int:
-        """Polynomial hash of the mutant's class sequence, from the pieces alone."""
+        """Polynomial hash of the mutant's sequence of `weak_class`es, from the pieces alone:
+        equal mutants hash alike (their classes, and so their weak classes, are equal)."""
         original = self.original
-        original.classes()
+        original.hashed()
         value = 0
         for piece in self.pieces:
             if isinstance(piece, Kept):
                 start, stop = piece.start, piece.stop
                 value = (value * original.power(stop - start) + original.range_hash(start, stop)) % MODULUS
             else:
-                for message in piece.messages:
-                    value = (value * BASE + original.class_of(message)) % MODULUS
+                for view in piece.views:
+                    value = (value * BASE + weak_class(view)) % MODULUS
         return value
 
     def classes(self) -> list[int]:
@@ -242,6 +283,8 @@ class Shape:
             new_wire: list[dict[str, Any]] = []
             new_views: list[MessageView] = []
             new_ids: list[bytes | None] = []
+            fresh_ids = self._fresh_ids
+            number = 0
             for piece in self.pieces:
                 if isinstance(piece, Kept):
                     start, stop = piece.start, piece.stop
@@ -249,8 +292,12 @@ class Shape:
                     new_views += views[start:stop]
                     new_ids += identities[start:stop]
                 else:
+                    count = len(piece.messages)
                     new_wire += piece.messages
                     new_views += piece.views
-                    new_ids += [None] * len(piece.messages)
+                    new_ids += (fresh_ids[number:number + count] if fresh_ids is not None
+                                else [None] * count)
+                    number += count
+            self._loaded_ids = new_ids
             self._loaded = Loaded(new_wire, new_views, original.format, new_ids)
         return self._loaded

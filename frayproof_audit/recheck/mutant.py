@@ -10,7 +10,7 @@ dependency runs one way: `mutate/` → `checks/` → here. The layout itself is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from frayproof_audit.loaded import Loaded, MessageView
@@ -47,29 +47,27 @@ class Effects:
     swapped: tuple[int, int] | None = None
     arguments_changed: tuple[int, ...] = ()
     block_edited: tuple[int, ...] = ()
+    # Derived once here: every check's re-check asks them of every mutant.
+    declared: bool = field(init=False, repr=False, compare=False)
+    rewritten: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Positions replaced in place by a changed copy."""
+    permutes: bool = field(init=False, repr=False, compare=False)
+    """Only reorders messages."""
+    only_arguments: bool = field(init=False, repr=False, compare=False)
+    """Changes call arguments in place and nothing else, so every message keeps its
+    position and its view (a view holds a call's id, name and type, never its arguments)."""
 
-    @property
-    def declared(self) -> bool:
-        return bool(self.deleted or self.text_edited or self.call_dropped or self.call_repeated
-                    or self.moved_to_end or self.swapped or self.arguments_changed
-                    or self.block_edited)
-
-    @property
-    def rewritten(self) -> tuple[int, ...]:
-        """Positions replaced in place by a changed copy."""
-        return (self.text_edited + self.call_dropped + self.call_repeated + self.arguments_changed
-                + self.block_edited)
-
-    @property
-    def permutes(self) -> bool:
-        """Only reorders messages."""
-        return bool(self.moved_to_end or self.swapped) and not (self.deleted or self.rewritten)
-
-    @property
-    def only_arguments(self) -> bool:
-        """Changes call arguments in place and nothing else, so every message keeps its
-        position and its view (a view holds a call's id, name and type, never its arguments)."""
-        return bool(self.arguments_changed) and self == Effects(arguments_changed=self.arguments_changed)
+    def __post_init__(self) -> None:
+        rewritten = (self.text_edited + self.call_dropped + self.call_repeated
+                     + self.arguments_changed + self.block_edited)
+        moves = bool(self.moved_to_end or self.swapped)
+        define = object.__setattr__
+        define(self, "rewritten", rewritten)
+        define(self, "declared", bool(self.deleted or rewritten or moves))
+        define(self, "permutes", moves and not (self.deleted or rewritten))
+        define(self, "only_arguments", bool(self.arguments_changed) and not (
+            self.deleted or self.text_edited or self.call_dropped or self.call_repeated
+            or moves or self.block_edited))
 
 
 class Kept(NamedTuple):
@@ -135,6 +133,11 @@ class Mutant(Protocol):
 
     def position(self, index: int) -> int | None:
         """Where original message `index` sits in the mutant (None: deleted or replaced)."""
+        ...
+
+    def fresh_identity(self, number: int) -> bytes:
+        """The identity of new message `number` (the `fresh` entry of that number), computed
+        on first use and shared with `loaded`."""
         ...
 
     def views_between(self, start: int, stop: int) -> list[tuple[int, MessageView]]:

@@ -14,7 +14,8 @@ from functools import cache
 from importlib import metadata
 
 from frayproof_audit.checks import CHECKS, Check, Condition
-from frayproof_audit.mutate.operators import OPERATOR_TABLE, Operator
+from frayproof_audit.mutate import operators
+from frayproof_audit.mutate.operators import Operator
 from frayproof_audit.render.ci import Rule
 
 MUTANT_PREFIX = "MUT-"
@@ -123,6 +124,6 @@ def all_rules(*, mutation: bool) -> tuple[Rule, ...]:
     """Every condition's rule, the operators' rules when `mutation`, then the tool's notices."""
     rules = [_condition_rule(check, condition) for check in CHECKS for condition in check.conditions]
     if mutation:
-        rules.extend(_operator_rule(operator) for operator in OPERATOR_TABLE)
+        rules.extend(_operator_rule(operator) for operator in operators.OPERATOR_TABLE)
     rules.extend(_TOOL_RULES)
     return tuple(rules)

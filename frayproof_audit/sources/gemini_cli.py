@@ -68,7 +68,9 @@ MASKED_TAG = "<tool_output_masked>"
 NOT_SENT = frozenset({"info", "error", "warning"})
 IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
 SESSION_NAME = re.compile(r"session-.*\.jsonl")
-LEGACY_NAME = re.compile(r"session-.*\.json")
+LEGACY_NAME = re.compile(r"session-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-[0-9A-Za-z]{8}\.json")
+"""`session-<first 16 characters of the start time, colons as ->-<first 8 of the session id>.json`
+(`chatRecordingService.ts` before 2026-04)."""
 SUBAGENT_NAME = re.compile(r"[^/]+\.jsonl")
 LEGACY_NOTE = ("old Gemini CLI session files (session-*.json, before 2026-04) record no "
                "compression: nothing in them to audit")

@@ -21,7 +21,7 @@ from typing import Any
 
 from frayproof_audit.contract import Contract, load_contract, parse_contract
 from frayproof_audit.errors import InputError
-from frayproof_audit.mutate import OPERATORS
+from frayproof_audit.mutate.operators import operator_names
 from frayproof_audit.suggest import learn
 from frayproof_audit.suggest.compare import compare
 from frayproof_audit.suggest.config import SuggestConfig, SuggestError
@@ -55,10 +55,11 @@ def run_suggest(records: Iterable[Any], config: SuggestConfig) -> Suggestion:
     selector = parse_good(config.good)
     current, current_label = _current(config.compare_with)
     if config.operators is not None:
-        unknown = [name for name in config.operators if name not in OPERATORS]
+        known = operator_names()
+        unknown = [name for name in config.operators if name not in known]
         if unknown:
             raise SuggestError(f"operators: unknown operator(s) {', '.join(unknown)} "
-                               f"(known: {', '.join(OPERATORS)})")
+                               f"(known: {', '.join(known)})")
     records = list(records)
     pairs, unusable = prepare(records, config.input_format)
     judge = Judge(config.input_format)

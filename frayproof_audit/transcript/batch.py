@@ -25,7 +25,7 @@ from frayproof_audit.transcript.compact import (
 from frayproof_audit.transcript.inspection import Inspection, inspect
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT
 from frayproof_audit.transcript.repair import INTERRUPTED, IrreparableError, RepairResult, repair
-from frayproof_audit.transcript.sources import Entry, one_file, read_entries, shown_path
+from frayproof_audit.transcript.sources import AUTO, Entry, one_file, read_entries, shown_path
 from frayproof_audit.transcript.tokens import TokenCounter, approximate_tokens
 
 Paths = tuple[str, ...] | list[str]
@@ -92,12 +92,15 @@ class InspectRun:
                            "skipped": self.skipped, "inputs": items}, indent=2, ensure_ascii=False)
 
 
-def inspect_paths(paths: Paths, fmt: str | None = None, profile: str | None = None) -> InspectRun:
+def inspect_paths(paths: Paths, fmt: str | None = None, profile: str | None = None,
+                  source: str = AUTO) -> InspectRun:
     """Inspect every transcript in `paths` (files, folders, JSONL) in format `fmt` (a JSONL
     record's own `format` wins; default `auto`), judged by the provider `profile` (default:
-    the one for each transcript's format)."""
+    the one for each transcript's format). An agent's session file (`source`: `auto` by its
+    evidence, or a source's name) is its current model-visible history: is the next request
+    valid?"""
     items: list[Inspected] = []
-    for entry in read_entries(paths):
+    for entry in read_entries(paths, source):
         if entry.problem is not None:
             items.append(Inspected(entry.label, problem=entry.problem))
             continue
@@ -210,9 +213,10 @@ class EditRun:
         return json.dumps({**counts, "inputs": items}, indent=2, ensure_ascii=False)
 
 
-def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult]) -> EditRun:
+def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult],
+         source: str = AUTO) -> EditRun:
     items: list[Edited] = []
-    for entry in read_entries(paths):
+    for entry in read_entries(paths, source):
         if entry.problem is not None:
             items.append(Edited(entry, problem=entry.problem))
             continue
@@ -228,17 +232,18 @@ def _run(paths: Paths, action: Callable[[Entry], RepairResult | CompactionResult
 
 
 def repair_paths(paths: Paths, fmt: str | None = None, *, placeholder: str = INTERRUPTED,
-                 profile: str | None = None) -> EditRun:
-    """Repair every transcript in `paths` (files, folders, JSONL; read as `inspect_paths`
-    reads them), judged by the provider `profile` (default: the format's)."""
+                 profile: str | None = None, source: str = AUTO) -> EditRun:
+    """Repair every transcript in `paths` (files, folders, JSONL, session files; read as
+    `inspect_paths` reads them), judged by the provider `profile` (default: the format's)."""
     return _run(paths, lambda entry: repair(entry.value, _format(entry, fmt),
-                                            placeholder=placeholder, profile=profile))
+                                            placeholder=placeholder, profile=profile), source)
 
 
 def compact_paths(paths: Paths, max_tokens: int, fmt: str | None = None, *,
                   keep: int = DEFAULT_KEEP, counter: TokenCounter = approximate_tokens,
-                  profile: str | None = None) -> EditRun:
-    """Compact every transcript in `paths` (files, folders, JSONL) to `max_tokens`."""
+                  profile: str | None = None, source: str = AUTO) -> EditRun:
+    """Compact every transcript in `paths` (files, folders, JSONL, session files) to
+    `max_tokens`."""
     return _run(paths, lambda entry: compact(entry.value, _format(entry, fmt),
                                              max_tokens=max_tokens, keep=keep, counter=counter,
-                                             profile=profile))
+                                             profile=profile), source)

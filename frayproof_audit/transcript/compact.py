@@ -18,9 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frayproof_audit.formats import Format
-from frayproof_audit.formats.responses import Run
-from frayproof_audit.loaded import MessageView, Origin
+from frayproof_audit.formats import Format, messages_key
+from frayproof_audit.loaded import MessageView, wire_span
 from frayproof_audit.model import INSTRUCTION_ROLES
 from frayproof_audit.transcript.defects import pair
 from frayproof_audit.transcript.inspection import inspect, inspect_transcript, wire_length
@@ -169,11 +168,11 @@ class _Suffix:
         self.transcript = transcript
         self.table = table
         wire = transcript.wire
-        self.key = "input" if transcript.format.name == "openai-responses" else "messages"
+        self.key = messages_key(transcript.format)
         found = wire.get(self.key) if isinstance(wire, dict) else wire
         self.messages: list[Any] = found if isinstance(found, list) else []
         loaded = transcript.loaded
-        ends = [_span(loaded.origin(i))[1] for i in range(table.prefix)
+        ends = [wire_span(loaded.origin(i))[1] for i in range(table.prefix)
                 if loaded.origin(i).field is None]
         self.pinned = max(ends, default=0)
         """Wire messages [0, pinned) hold the leading instructions."""
@@ -182,7 +181,7 @@ class _Suffix:
         """The wire index the kept suffix starts at (the message count: nothing kept)."""
         if cut == self.table.n:
             return len(self.messages)
-        return _span(self.transcript.loaded.origin(cut))[0]
+        return wire_span(self.transcript.loaded.origin(cut))[0]
 
     def output(self, cut: int) -> Any:
         kept = self.messages[:self.pinned] + self.messages[self.start(cut):]
@@ -190,14 +189,6 @@ class _Suffix:
         if isinstance(wire, dict):
             return {**wire, self.key: kept} if isinstance(wire.get(self.key), list) else dict(wire)
         return kept
-
-
-def _span(origin: Origin) -> tuple[int, int]:
-    """The wire messages [start, stop) a neutral message is read from (a Responses run of
-    items, else its one message)."""
-    if isinstance(origin, Run):
-        return origin.start, origin.stop
-    return origin.message, origin.message + 1
 
 
 def compact(snapshot: Any, fmt: Format | str | None = DEFAULT_FORMAT, *, max_tokens: int,

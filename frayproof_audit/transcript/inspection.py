@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from frayproof_audit.formats import Format
+from frayproof_audit.formats import Format, get_format, messages_key
 from frayproof_audit.report import EXIT_FAIL, EXIT_PASS
 from frayproof_audit.transcript.defects import FATAL, WASTEFUL, Defect, find_defects
 from frayproof_audit.transcript.loading import DEFAULT_FORMAT, Transcript, read_transcript
@@ -77,6 +77,6 @@ def inspect_transcript(transcript: Transcript, profile: str | None = None) -> In
 def wire_length(wire: Any, fmt: str) -> int:
     if isinstance(wire, list):
         return len(wire)
-    key = "input" if fmt == "openai-responses" else "messages"
+    key = messages_key(get_format(fmt))
     found = wire.get(key) if isinstance(wire, dict) else None
     return len(found) if isinstance(found, list) else 0

@@ -10,6 +10,8 @@ verdict on the others.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -17,11 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frayproof_audit.errors import InputError
 from frayproof_audit.files import UnreadableFile, read_regular_file
 from frayproof_audit.jsonio import JSONProblem, loads_strict, strip_bom
 from frayproof_audit.snapshot import MAX_SNAPSHOT_BYTES
 
 SUFFIXES = (".json", ".jsonl")
+COMPRESSED = (".jsonl.gz", ".jsonl.zst")
+"""Session files an agent compresses (Codex's `rollout-*.jsonl.zst`), read when named."""
+AUTO = "auto"
+PAIRS = "pairs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,20 +113,35 @@ def one_file(paths: tuple[str, ...] | list[str]) -> bool:
     return len(paths) == 1 and not os.path.isdir(paths[0]) and not paths[0].endswith(".jsonl")
 
 
-def read_entries(paths: tuple[str, ...] | list[str]) -> Iterator[Entry]:
+def read_entries(paths: tuple[str, ...] | list[str], source: str = AUTO) -> Iterator[Entry]:
     for found in expand(paths):
         if isinstance(found, tuple):
             yield Entry(found[0], problem=found[1])
         else:
-            yield from read_file(found)
+            yield from read_file(found, source)
 
 
-def read_file(path: str) -> Iterator[Entry]:
+def read_file(path: str, source: str = AUTO) -> Iterator[Entry]:
+    """The transcripts of one file. A JSONL file that is an agent's session file (`source`:
+    `auto` by the evidence of its first lines, or a registered source's name) is one
+    transcript: the agent's current model-visible history, what its next request sends
+    (`frayproof_audit.sources.current_history`); `pairs` reads every file as below."""
     try:
         data = strip_bom(read_regular_file(path, MAX_SNAPSHOT_BYTES))
     except UnreadableFile as exc:
         yield Entry(path, problem=f"cannot read: {exc}")
         return
+    if path.endswith(COMPRESSED):
+        try:
+            data = strip_bom(_decompressed(path, data))
+        except (OSError, EOFError, ValueError) as exc:
+            yield Entry(path, problem=f"cannot decompress: {exc}")
+            return
+    if source != PAIRS and path.endswith((".jsonl", *COMPRESSED)):
+        history = _history(path, data, source)
+        if history is not None:
+            yield history
+            return
     if not path.endswith(".jsonl"):
         try:
             yield Entry(path, value=loads_strict(data))
@@ -144,6 +166,48 @@ def _line(path: str, number: int, line: bytes) -> Entry:
         fmt = value.get("format")
         return Entry(path, number, value["after"], fmt if isinstance(fmt, str) else None, value)
     return Entry(path, number, value)
+
+
+def _decompressed(path: str, data: bytes) -> bytes:
+    """A compressed session file's bytes, refused past the size a transcript may have."""
+    if path.endswith(".gz"):
+        stream: Any = gzip.GzipFile(fileobj=io.BytesIO(data))
+    else:
+        import pyarrow as pa  # zstd, as the corpus reader reads it
+
+        stream = pa.CompressedInputStream(pa.BufferReader(data), "zstd")
+    try:
+        with stream:
+            found = bytes(stream.read(MAX_SNAPSHOT_BYTES + 1))
+    except Exception as exc:  # gzip, zlib or Arrow: the stream is damaged
+        raise ValueError(str(exc) or type(exc).__name__) from None
+    if len(found) > MAX_SNAPSHOT_BYTES:
+        raise ValueError(f"it holds more than {MAX_SNAPSHOT_BYTES} bytes")
+    return found
+
+
+def _history(path: str, data: bytes, source: str) -> Entry | None:
+    """The session file's current history as one entry, None when it is no session file (no
+    source's evidence under `auto`, or the audit's own pair records)."""
+    from frayproof_audit.sources import AmbiguousSource, current_history, detect, get_source
+
+    lines = data.splitlines(keepends=True)
+    chosen: str | None = source
+    if source == AUTO:
+        try:
+            chosen = detect(lines, shown_path(path))
+        except AmbiguousSource as exc:
+            return Entry(path, problem=str(exc))
+    if chosen is None or chosen == PAIRS:
+        return None
+    try:
+        fmt, messages = current_history(get_source(chosen), lines)
+    except InputError as exc:
+        return Entry(path, problem=f"cannot read it as {chosen}: {exc}")
+    if not messages:
+        return Entry(path, problem=f"no model-visible history in it, read as {chosen} (a request "
+                                   "log holds model calls: see frayproof-audit pairs)")
+    return Entry(path, value=messages, format=fmt)
 
 
 _ESCAPE = re.compile(rb"\\x([0-9a-fA-F]{2})")

@@ -69,13 +69,18 @@ class GateResult:
     """Series worse by more than `points` that were not judged: fewer than `min_pairs` pairs."""
     baselined: bool = True
     """Whether any series had a baseline in the latest period (not on the first one)."""
+    first_of_contract: bool = False
+    """The latest period is the first its contract judged (`Trend.first_of_contract`)."""
 
     @property
     def exit_code(self) -> int:
         return EXIT_FAIL if self.regressions else EXIT_PASS
 
     def to_text(self) -> str:
-        if not self.baselined:
+        if not self.baselined and self.first_of_contract:
+            lines = [f"Gate passed: {self.period} is the first period judged by its contract, there"
+                     " is no baseline yet (rejudge the older runs with it to keep one)."]
+        elif not self.baselined:
             lines = [f"Gate passed: {self.period} is the first period, there is no baseline yet."]
         elif not self.regressions:
             lines = [f"Gate passed: nothing on {self.period} is worse than its baseline by more"
@@ -92,6 +97,7 @@ class GateResult:
     def to_dict(self) -> dict[str, Any]:
         return {"points": self.points, "min_pairs": self.min_pairs, "period": self.period,
                 "passed": not self.regressions, "baselined": self.baselined,
+                "first_of_contract": self.first_of_contract,
                 "regressions": [r.to_dict() for r in self.regressions],
                 "too_few_pairs": list(self.too_few_pairs)}
 
@@ -121,4 +127,4 @@ def find_regressions(trend: Trend, points: float, min_pairs: int = DEFAULT_MIN_P
         frame.filter((pl.col(trend.period) == latest) & pl.col("baseline").is_not_null()).height
         for frame in (trend.checks, trend.operators))
     return GateResult(points, min_pairs, None if latest is None else as_text(latest),
-                      tuple(found), tuple(small), baselined)
+                      tuple(found), tuple(small), baselined, trend.first_of_contract)

@@ -65,6 +65,10 @@ def to_dict(trend: Trend, gate: GateResult | None = None) -> dict[str, Any]:
         "baseline": trend.baseline,
         "filters": trend.selection.describe() or None,
         "contract": trend.contract,
+        "contracts": list(trend.chosen.contracts) if trend.chosen else [],
+        "contract_changes": [{"period": as_text(period), "contracts": list(keys)}
+                             for period, keys in trend.changes],
+        "left_out": trend.chosen.to_dict() if trend.chosen else [],
         "runs": list(trend.runs),
         "periods": [as_text(p) for p in trend.periods],
         "undated": trend.undated,
@@ -84,12 +88,18 @@ def to_json(trend: Trend, gate: GateResult | None = None) -> str:
 def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     unit = "night" if trend.per == "night" else "run"
     span = f"{as_text(trend.periods[0])} … {as_text(trend.periods[-1])}"
+    contracts = trend.chosen.contracts if trend.chosen else ()
+    judged = (f"contract {short(trend.contract)}" if trend.contract is not None else
+              f"{len(contracts)} contracts (--contract all)")
     head = [
-        f"Trend over {len(trend.periods)} {unit}(s), {span}: {len(trend.runs)} run(s), contract"
-        f" {short(trend.contract or '-')}" + (f" ({trend.selection.describe()})"
-                                                if trend.selection.describe() else ""),
+        f"Trend over {len(trend.periods)} {unit}(s), {span}: {len(trend.runs)} run(s), {judged}"
+        + (f" ({trend.selection.describe()})" if trend.selection.describe() else ""),
+        *(trend.chosen.notes() if trend.chosen else ()),
         f"Baseline: median of the previous {trend.baseline} {unit}s; change in points against it.",
     ]
+    for period, keys in trend.changes:
+        head.append(f"Contract changed on {as_text(period)} ({_label(trend, period)} below): now"
+                    f" {' and '.join(map(short, keys))}; baselines start again there.")
     if trend.undated:
         head.append(f"{trend.undated} pair(s) without a logged_at are not placed in any night.")
     codes = trend.codes.filter(pl.col("failing_pairs").sum().over("check", "code") > 0)
@@ -151,4 +161,6 @@ def _right_aligned(table: pl.DataFrame, keys: list[str]) -> str:
 
 
 def _label(trend: Trend, period: Any) -> str:
-    return as_text(period)[5:] if trend.per == "night" else as_text(period)
+    """A period's column heading; `*` marks a period where the contract changed."""
+    label = as_text(period)[5:] if trend.per == "night" else as_text(period)
+    return label + "*" if any(period == changed for changed, _ in trend.changes) else label

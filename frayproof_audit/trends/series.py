@@ -17,6 +17,11 @@ interval.
 Baseline. For each series, the median of its rates in the `baseline` most recent earlier
 periods that have a rate (periods where it had nothing to judge are skipped), with their
 minimum and maximum as the band charts draw. The first period has none.
+
+Contracts. Which runs count is `selection.choose_runs`'s: by default those of the newest
+contract. With `--contract all` the runs of several contracts can follow one another: the
+period where the contract changes is marked (`Trend.changes`), and baselines start again
+there, since a rate judged by one contract is no baseline for a rate judged by another.
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ from typing import Any, Literal
 import polars as pl
 
 from frayproof_audit.corpus.dataset.selection import (
+    Chosen,
     RunInfo,
     Selection,
     SelectionError,
     active_conditions,
+    choose_runs,
     contract_of,
-    one_contract,
-    runs_in,
+    nothing_chosen,
 )
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.dataset.wilson import wilson_exprs
@@ -56,7 +62,9 @@ OPERATOR_COLUMNS = ("operator", "pairs", "applicable", "caught", "survived", *ME
 CHECK_COLUMNS = ("check", "pairs_checked", "failing_pairs", *METRIC_COLUMNS)
 CODE_COLUMNS = ("check", "code", "pairs_checked", "failing_pairs", *METRIC_COLUMNS)
 TOTAL_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "mutants_caught",
-                 "mutants_survived", "mutation_score")
+                 "mutants_survived", "mutation_score", "contract")
+"""`contract`: the contract key of the period's runs (several, comma-separated, when runs of
+different contracts share a night under `--contract all`)."""
 STREAK_COLUMNS = ("compactor", "check", "first_failed", "since", "streak", "last_failed",
                   "periods_failed", "periods_audited", "failing_pairs")
 
@@ -102,7 +110,7 @@ class Trend:
     runs: tuple[str, ...]
     """The runs behind the numbers, oldest first."""
     contract: str | None
-    """The contract key (fingerprint) all those runs share."""
+    """The contract key (fingerprint) all those runs share (None: several, `--contract all`)."""
     undated: int
     """Pairs left out of a per-night trend because their record had no usable `logged_at`
     (their `log_date` is the day the run started, not a night of logs): mostly input errors."""
@@ -120,6 +128,20 @@ class Trend:
     """Per compactor × check that ever failed: the first period it failed, the start of its
     current streak (`since`, null when the latest period it was audited in passed), the streak's
     length in periods, its last failing period, and how many periods failed / were audited."""
+    chosen: Chosen | None = None
+    """The runs counted and those left out (other contracts, failed runs)."""
+    changes: tuple[tuple[Any, tuple[str, ...]], ...] = ()
+    """Each period (after the first) judged by other contracts than the period before it, with
+    its contract keys: where baselines start again."""
+
+    @property
+    def first_of_contract(self) -> bool:
+        """Whether the latest period is the first its contract judged here: after a change, or
+        with older runs of other contracts left out."""
+        if self.changes and self.changes[-1][0] == self.latest:
+            return True
+        left = self.chosen.left_out if self.chosen else ()
+        return len(self.periods) == 1 and any(item.reason == "contract" for item in left)
 
     @property
     def latest(self) -> Any:
@@ -130,16 +152,20 @@ class Trend:
 def compute_trend(config: TrendConfig) -> Trend:
     """The series of `config.out`'s committed runs in `config.selection`.
 
-    Raises `MixedContracts` (naming the runs) when those runs were judged by different contracts,
-    `TrendError` when nothing is selected, `DatasetError` when OUT is not a dataset.
+    Raises `MixedContracts` (naming the runs) when runs named with `--run` mix contracts and no
+    `--contract` was given, `TrendError` when nothing is selected, `DatasetError` when OUT is not
+    a dataset.
     """
-    selection, period = config.selection, PERIOD_COLUMN[config.per]
-    runs = runs_in(config.out, selection)
+    asked, period = config.selection, PERIOD_COLUMN[config.per]
+    chosen = choose_runs(config.out, asked)
+    runs = list(chosen.runs)
     if not runs:
-        raise TrendError(f"no committed pairs in '{config.out}'"
-                         + (f" ({selection.describe()})" if selection.describe() else ""))
-    contract = one_contract(runs)
-    conditions = active_conditions(contract_of(runs))
+        raise TrendError(nothing_chosen(config.out, asked, chosen))
+    selection = asked.of_runs(runs)
+    conditions: dict[str, tuple[str, ...]] = {}
+    for key in chosen.contracts:  # several with `--contract all`: every contract's names
+        for name, codes in active_conditions(contract_of([r for r in runs if r.contract == key])).items():
+            conditions[name] = tuple(dict.fromkeys((*conditions.get(name, ()), *codes)))
     dated = pl.col("logged_at").is_not_null() if config.per == "night" else pl.lit(True)
     pairs = selection.apply(read_table(config.out, "pairs")).select(
         "run_id", "pair_id", "compactor", "status", "log_date", dated.alias("_dated"))
@@ -154,17 +180,21 @@ def compute_trend(config: TrendConfig) -> Trend:
     if not periods:
         raise TrendError(f"no pair in '{config.out}' has a logged_at to place it in a night"
                          " (use --per run)")
-    order = pl.DataFrame({period: list(periods), "_order": range(len(periods))},
-                         schema={period: pairs_df.schema[period], "_order": pl.Int64})
+    keys = _period_contracts(pairs_df, period, runs)
+    segments, changes = _segments(periods, keys)
+    order = pl.DataFrame({period: list(periods), "_order": range(len(periods)), "_segment": segments,
+                          "contract": [",".join(keys[p]) for p in periods]},
+                         schema={period: pairs_df.schema[period], "_order": pl.Int64,
+                                 "_segment": pl.Int64, "contract": pl.String})
     checked = pairs_df.filter(pl.col("status").is_in([PairStatus.PASS, PairStatus.FAIL]))
     return Trend(
         per=config.per,
         period=period,
         baseline=config.baseline,
-        selection=selection,
+        selection=asked,
         periods=periods,
         runs=tuple(run.run_id for run in runs),
-        contract=contract,
+        contract=chosen.contract,
         undated=everything.height - pairs_df.height,
         totals=_totals(pairs_df, mutants_df, period, order),
         operators=_operators(mutants_df, period, order, config.baseline),
@@ -174,7 +204,34 @@ def compute_trend(config: TrendConfig) -> Trend:
                         [(name, code) for name, codes in conditions.items() for code in codes],
                         config.baseline),
         streaks=_streaks(checked, errors_df, period, order),
+        chosen=chosen,
+        changes=changes,
     )
+
+
+def _period_contracts(pairs: pl.DataFrame, period: str, runs: list[RunInfo]) -> dict[Any, tuple[str, ...]]:
+    """Period → the contract keys of the runs with pairs in it, in the order the runs started."""
+    rank = {run.run_id: i for i, run in enumerate(runs)}
+    contract = {run.run_id: run.contract for run in runs}
+    if period == "run_id":
+        return {run_id: (key,) for run_id, key in contract.items()}
+    found: dict[Any, tuple[str, ...]] = {}
+    for value, ids in pairs.group_by(period).agg(pl.col("run_id").unique().alias("_runs")).iter_rows():
+        ordered = sorted(ids, key=rank.__getitem__)
+        found[value] = tuple(dict.fromkeys(contract[run_id] for run_id in ordered))
+    return found
+
+
+def _segments(periods: tuple[Any, ...], keys: dict[Any, tuple[str, ...]]
+              ) -> tuple[list[int], tuple[tuple[Any, tuple[str, ...]], ...]]:
+    """A segment number per period (it grows where the contracts change) and the changes."""
+    segments: list[int] = []
+    changes = []
+    for i, value in enumerate(periods):
+        if i and keys[value] != keys[periods[i - 1]]:
+            changes.append((value, keys[value]))
+        segments.append(len(changes))
+    return segments, tuple(changes)
 
 
 def _periods(pairs: pl.DataFrame, period: str, runs: list[RunInfo]) -> tuple[Any, ...]:
@@ -200,7 +257,7 @@ def _totals(pairs: pl.DataFrame, mutants: pl.DataFrame, period: str, order: pl.D
     return (
         order.join(counts, on=period, how="left")
         .join(scored, on=period, how="left")
-        .with_columns(pl.col(*TOTAL_COLUMNS[:-1]).fill_null(0))
+        .with_columns(pl.col(*TOTAL_COLUMNS[:-2]).fill_null(0))
         .with_columns(pl.when(judged > 0).then(pl.col("mutants_caught") / judged).alias("mutation_score"))
         .sort("_order").select(period, *TOTAL_COLUMNS)
     )
@@ -253,13 +310,17 @@ def _failures(
 
 
 def _with_baseline(grid: pl.DataFrame, keys: list[str], length: int) -> pl.DataFrame:
-    """`grid` (one series per `keys`, with `_order` and `rate`) plus the baseline columns,
-    sorted by series then period."""
+    """`grid` (one series per `keys`, with `_order`, `_segment` and `rate`) plus the baseline
+    columns, sorted by series then period; a new segment (contract) starts with no baseline."""
     parts = []
     for part in grid.sort([*keys, "_order"]).partition_by(keys, maintain_order=True):
         window: deque[float] = deque(maxlen=length)
         medians, lows, highs = [], [], []
-        for rate in part["rate"]:
+        segment = None
+        for rate, now in zip(part["rate"], part["_segment"], strict=True):
+            if now != segment:
+                window.clear()
+                segment = now
             medians.append(statistics.median(window) if window else None)
             lows.append(min(window) if window else None)
             highs.append(max(window) if window else None)

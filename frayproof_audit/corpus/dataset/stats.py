@@ -3,10 +3,17 @@
 Computed with Polars lazy scans, so only the columns involved are read. A pair is counted as
 `(run_id, pair_id)`: the same log audited on two nights is two pairs, never one.
 
-Every name that was active shows up in every group, at zero if nothing happened: each check
-the contract had running and each of its condition codes (plus any other that has findings),
-each operator that ran, in every group of the `by` keys present in the selected pairs. Runs
-judged by different contracts are never added up: `MixedContracts` names them.
+Every name that was active shows up in every group that had something to judge, at zero if
+nothing happened: each check the contract had running and each of its condition codes (plus
+any other that has findings) in every group with pairs checked, each operator that ran in
+every group where a mutant was judged (`all_groups`: in every group of the `by` keys present in
+the selected pairs, placeholders included). Which runs count is `selection.choose_runs`'s: by
+default the newest contract's, failed runs left out, and the output says what it left out.
+
+Rates and intervals are those of `trend` and the report (docs/trends.md, "How the numbers are
+computed"): a check's failure rate is over the pairs checked, with its Wilson interval over
+them; an operator's survival rate is over the mutants judged, with its interval over the
+*pairs* it applied to.
 
 Findings of runs written before condition codes existed (tables schema 1) have a null `code`,
 so they form one row per check with `code` null in the codes table.
@@ -25,12 +32,12 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from frayproof_audit.corpus.dataset.selection import (
+    Chosen,
     Selection,
     SelectionError,
     active_conditions,
+    choose_runs,
     contract_of,
-    one_contract,
-    runs_in,
     short,
 )
 from frayproof_audit.corpus.dataset.table_reader import read_table
@@ -46,15 +53,18 @@ BY = STATS_BY
 PAIR_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "failure_rate")
 CHECK_COLUMNS = (
     "check", "findings", "errors", "warnings", "pairs_affected", "failing_pairs",
-    "pairs_checked", "failure_rate", "passing_pairs", "input_errors",
+    "pairs_checked", "failure_rate", "passing_pairs", "input_errors", "failure_low", "failure_high",
 )
 _FINDING_COLUMNS = CHECK_COLUMNS[1:]
 CODE_COLUMNS = ("check", "code", *_FINDING_COLUMNS)
 OPERATOR_COLUMNS = ("operator", "applicable", "caught", "survived", "skipped", "survival_rate",
-                    "survival_low", "survival_high")
+                    "survival_low", "survival_high", "pairs")
+"""New columns come last (`failure_low`/`failure_high`, the operators' `pairs`), so the
+positions of older ones hold."""
 _CODES_SINCE = 2
 """Tables schema version that added `findings.code`: older runs have no codes to list at zero."""
-_RATES = ("failure_rate", "survival_rate", "survival_low", "survival_high")
+_RATES = ("failure_rate", "failure_low", "failure_high", "survival_rate", "survival_low",
+          "survival_high")
 
 
 class StatsError(SelectionError):
@@ -75,8 +85,11 @@ class Stats:
     """Like `checks`, one row per check and condition code (null for schema-1 findings)."""
     operators: pl.DataFrame
     contract: str | None = None
-    """The contract key (fingerprint) every counted run shares."""
+    """The contract key (fingerprint) every counted run shares (None: no run, or several
+    contracts added up with `--contract all`)."""
     selection: Selection = field(default_factory=Selection)
+    chosen: Chosen | None = None
+    """The runs counted and those left out (contracts, failed runs), for the header."""
 
     def tidy(self) -> pl.DataFrame:
         """All tables in one long frame, for CSV and Parquet: a `table` column says which, `name`
@@ -98,7 +111,9 @@ class Stats:
             "by": list(self.by),
             "runs": self.runs,
             "contract": self.contract,
-            "filters": self.selection.describe() or None,
+            "contracts": list(self.chosen.contracts) if self.chosen else [],
+            "left_out": self.chosen.to_dict() if self.chosen else [],
+            "filters": self.selection.describe_rows() or None,
             "pairs": [_plain(row) for row in self.pairs.to_dicts()],
             "checks": [_plain(row) for row in self.checks.to_dicts()],
             "codes": [_plain(row) for row in self.codes.to_dicts()],
@@ -112,10 +127,15 @@ class Stats:
         head = f"{self.runs} committed run(s)" + (f", by {', '.join(self.by)}" if self.by else "")
         if self.contract is not None:
             head += f", contract {short(self.contract)}"
-        if self.selection.describe():
-            head += f" ({self.selection.describe()})"
+        elif self.chosen is not None and len(self.chosen.contracts) > 1:
+            head += f", {len(self.chosen.contracts)} contracts added up (--contract all): " + ", ".join(
+                map(short, self.chosen.contracts))
+        if self.selection.describe_rows():
+            head += f" ({self.selection.describe_rows()})"
+        notes = list(self.chosen.notes()) if self.chosen else []
         return "\n".join([
             head,
+            *notes,
             "",
             "Pairs",
             text_table(self.pairs, _RATES),
@@ -126,7 +146,8 @@ class Stats:
             "Condition codes",
             *self._codes_text(),
             "",
-            "Mutation operators (survival_low/high: 95% Wilson interval over the mutants)",
+            "Mutation operators (survival over the mutants judged; survival_low/high: its 95% Wilson"
+            " interval over the pairs the operator applied to)",
             text_table(self.operators, _RATES),
         ])
 
@@ -161,27 +182,36 @@ def compute_stats(
     out: str | os.PathLike[str],
     by: str | Sequence[str] | None = None,
     selection: Selection | None = None,
+    all_groups: bool = False,
 ) -> Stats:
     """Pairs, per-check, per-code and per-operator tables over the committed runs in `out` that
-    `selection` keeps, grouped by every key in `by` at once (`("compactor", "log_date")`).
+    `selection` keeps (`selection.choose_runs`), grouped by every key in `by` at once
+    (`("compactor", "log_date")`). The check, code and operator tables hold the groups that had
+    something to judge (`all_groups`: every group, placeholders included).
 
-    Raises `StatsError` for an unknown key, `MixedContracts` when the selected runs were judged by
-    different contracts, `DatasetError` when OUT is not a dataset.
+    Raises `StatsError` for an unknown key, `MixedContracts` when runs named with `--run` mix
+    contracts and no `--contract` was given, `DatasetError` when OUT is not a dataset.
     """
     keys = list(_keys(by))
-    selection = selection or Selection()
-    runs = runs_in(out, selection)
-    per_run = "run_id" in keys and len({run.contract for run in runs}) > 1
-    contract = None if per_run else one_contract(runs)  # grouped by run: never mixed
-    if per_run:
+    asked = selection or Selection()
+    chosen = choose_runs(out, asked)
+    runs = list(chosen.runs)
+    # no run chosen: select none (no run id is empty), never every run
+    selection = asked.of_runs(runs) if runs else Selection(("",))
+    per_run = "run_id" in keys and len(chosen.contracts) > 1
+    if per_run:  # grouped by run: each row is one run, judged by its own contract
         named = [(run, *_names(contract_of([run]))) for run in runs]
         active = [(run.run_id, *name) for run, names, _ in named for name in names]
         active_codes = [(run.run_id, *name) for run, _, codes in named for name in codes
                         if run.schema_version >= _CODES_SINCE]
     else:
-        active, active_codes = _names(contract_of(runs))
-        if all(run.schema_version < _CODES_SINCE for run in runs):
-            active_codes = []
+        active, active_codes = [], []
+        for key in chosen.contracts:  # `--contract all`: every contract's names, in order
+            ran = [run for run in runs if run.contract == key]
+            its_names, its_codes = _names(contract_of(ran))
+            active += [name for name in its_names if name not in active]
+            if any(run.schema_version >= _CODES_SINCE for run in ran):
+                active_codes += [code for code in its_codes if code not in active_codes]
     scope = ["run_id"] if per_run else []
     pairs = selection.apply(read_table(out, "pairs"))
     findings = selection.apply(read_table(out, "findings"))
@@ -202,10 +232,14 @@ def compute_stats(
     checks = _finding_stats(findings, groups, keys, scope, ["check"], active)
     codes = _finding_stats(findings, groups, keys, scope, ["check", "code"], active_codes)
     operators = _operator_stats(mutants, groups, keys)
+    if keys and not all_groups:  # a group with nothing judged only holds placeholders
+        checks = checks.filter(pl.col("pairs_checked") > 0)
+        codes = codes.filter(pl.col("pairs_checked") > 0)
+        operators = operators.filter(pl.col("applicable").sum().over(keys) > 0)
     frames = pl.collect_all([pair_table, checks.select(*keys, *CHECK_COLUMNS),
                              codes.select(*keys, *CODE_COLUMNS), operators])
     return Stats(tuple(keys), len(runs), frames[0], frames[1], frames[2], frames[3],
-                 contract, selection)
+                 chosen.contract, asked, chosen)
 
 
 def _names(contract: Contract | None) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -251,28 +285,33 @@ def _finding_stats(
             .then(pl.col("failing_pairs") / pl.col("pairs_checked")).alias("failure_rate"),
             (pl.col("pairs_checked") - pl.col("failing_pairs")).alias("passing_pairs"),
         )
+        .with_columns(wilson_exprs(pl.col("failure_rate"), pl.col("pairs_checked"),
+                                  "failure_low", "failure_high"))
         .sort([*group_keys, "_order"], nulls_last=True)
     )
 
 
 def _operator_stats(mutants: pl.LazyFrame, groups: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """Caught, survived, skipped and survival (with its Wilson interval over the mutants) per
-    group × operator, for every operator that ran, in every group."""
+    """Caught, survived, skipped, the pairs the operator applied to, and survival (with its
+    Wilson interval over those pairs: the mutants of one pair share its compaction and are far
+    from independent trials) per group × operator, for every operator that ran, in every group."""
     group_keys = keys or ["_all"]
     frame = mutants if keys else mutants.with_columns(pl.lit(0).alias("_all"))
     counts = frame.group_by([*group_keys, "operator"]).agg(
-        (pl.col("status") == name).sum().cast(pl.Int64).alias(name)
-        for name in ("caught", "survived", "skipped")
+        *((pl.col("status") == name).sum().cast(pl.Int64).alias(name)
+          for name in ("caught", "survived", "skipped")),
+        pl.struct("run_id", "pair_id").filter(pl.col("status") != "skipped").n_unique()
+        .cast(pl.Int64).alias("pairs"),
     )
     operators = frame.select("operator").unique()
     survival = pl.col("survived") / pl.col("applicable")
     return (
         groups.select(group_keys).join(operators, how="cross")
         .join(counts, on=[*group_keys, "operator"], how="left", nulls_equal=True)
-        .with_columns(pl.col("caught", "survived", "skipped").fill_null(0))
+        .with_columns(pl.col("caught", "survived", "skipped", "pairs").fill_null(0))
         .with_columns((pl.col("caught") + pl.col("survived")).alias("applicable"))
         .with_columns(pl.when(pl.col("applicable") > 0).then(survival).alias("survival_rate"))
-        .with_columns(wilson_exprs(pl.col("survival_rate"), pl.col("applicable"),
+        .with_columns(wilson_exprs(pl.col("survival_rate"), pl.col("pairs"),
                                   "survival_low", "survival_high"))
         .sort([*group_keys, "operator"], nulls_last=True)
         .select(*keys, *OPERATOR_COLUMNS)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from typing import IO
@@ -47,7 +48,19 @@ KINDS = {
     ".ndjson.zst": "jsonl.zst",
     ".parquet": "parquet",
 }
-"""File name endings we read, and the reader each one needs."""
+"""File name endings of pair records (and of the logs sources read as JSON lines or Parquet),
+and the reader each one needs."""
+SOURCE_KINDS = {
+    ".sqlite": "sqlite",
+    ".sqlite3": "sqlite",
+    ".db": "sqlite",
+    ".json": "json",
+}
+"""Endings only a source reads (`--source`): a checkpoint database; a legacy session file,
+which a source notes rather than reads. Never an input of the `pairs` source."""
+_ENDINGS = sorted({**KINDS, **SOURCE_KINDS}, key=len, reverse=True)
+Accepts = Callable[[str, str], bool]
+"""(path, kind) → whether a file of a `SOURCE_KINDS` kind is an input of this run."""
 
 _NONE_FOUND = ".jsonl, .jsonl.gz, .jsonl.zst or .parquet files"
 _PART = re.compile(r"part-[A-Za-z0-9][A-Za-z0-9._-]*\.parquet")
@@ -76,6 +89,12 @@ class InputFile:
     os_path: str | None = None
     remote: bool = False
     """`path` is a URI read through fsspec (`s3://…`), not a local file."""
+    source: str = "pairs"
+    """What reads it (`source_choice`): `pairs` (the audit's own records) or a registered
+    source (`frayproof_audit.sources.SOURCES`), whose compactions are its rows."""
+    source_problem: str | None = None
+    """Why no source can read it (evidence of two, a database on an object store): the file
+    is then one input-error row saying so."""
 
     @property
     def local(self) -> str:
@@ -128,11 +147,23 @@ def display_path(path: str) -> str:
 
 
 def kind_of(path: str) -> str | None:
+    """The kind of a file by its name: a `KINDS` or a `SOURCE_KINDS` one, or None."""
     lowered = path.lower()
-    for ending in sorted(KINDS, key=len, reverse=True):
+    for ending in _ENDINGS:
         if lowered.endswith(ending):
-            return KINDS[ending]
+            return KINDS.get(ending) or SOURCE_KINDS[ending]
     return None
+
+
+def _input_kind(path: str, accepts: Accepts | None) -> str | None:
+    """The kind of an input file, None when this run does not read files of that name."""
+    kind = kind_of(path)
+    if kind is None or kind in _PAIR_KINDS:
+        return kind
+    return kind if accepts is not None and accepts(path, kind) else None
+
+
+_PAIR_KINDS = frozenset(KINDS.values())
 
 
 def _hidden(name: str) -> bool:
@@ -351,13 +382,16 @@ def _looked_up(path: str, base: str, folder: bool) -> bool:
 
 
 def expand_inputs(
-    inputs: tuple[str, ...] | list[str], out: str | None = None, repair_out: str | None = None
+    inputs: tuple[str, ...] | list[str], out: str | None = None, repair_out: str | None = None,
+    accepts: Accepts | None = None,
 ) -> ExpandedInputs:
     """Every input file, once, sorted by path, and the dataset folders left out.
 
     `out` is the run's dataset folder and `repair_out` its `--repair-out` folder: never read,
-    whatever the inputs say (nor is any other folder holding `REPAIRED_MARKER`). Raises
-    `InputFileError` (or `ConfigError` for a URI) for anything unusable.
+    whatever the inputs say (nor is any other folder holding `REPAIRED_MARKER`). `accepts`
+    says which local files of a `SOURCE_KINDS` kind are inputs too (None: none; the sources
+    decide, `source_choice.accepts`). Raises `InputFileError` (or `ConfigError` for a URI) for
+    anything unusable.
     """
     local_out = location.local_path(out) if out is not None else None
     local_repairs = location.local_path(repair_out) if repair_out is not None else None
@@ -370,13 +404,13 @@ def expand_inputs(
             for file in _remote_files(given, out, expander):
                 remote.setdefault(file.path, file)
             continue
-        for path in _files_of(local, expander):
+        for path in _files_of(local, expander, accepts):
             chosen.setdefault(os.path.realpath(path), os.path.normpath(path))
     skipped = tuple(expander.skipped)
     if not chosen and not remote:
         also = f" (skipped frayproof-audit output: {', '.join(skipped)})" if skipped else ""
         raise InputFileError(f"the inputs hold no {_NONE_FOUND}{also}")
-    found = [_input_file(path) for path in chosen.values()] + list(remote.values())
+    found = [_input_file(path, accepts) for path in chosen.values()] + list(remote.values())
     return ExpandedInputs(tuple(sorted(found, key=lambda file: file.path)), skipped)
 
 
@@ -442,7 +476,7 @@ def input_files(inputs: tuple[str, ...] | list[str], out: str | None = None) -> 
     return expand_inputs(inputs, out).files
 
 
-def _files_of(given: str, expander: _Expander) -> list[str]:
+def _files_of(given: str, expander: _Expander, accepts: Accepts | None = None) -> list[str]:
     """The data files one input names; raises for an input that names nothing usable."""
     shown = display_path(given)
     if given == "-":
@@ -464,17 +498,19 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
             if dataset is not None:
                 expander.skip(dataset)
                 continue
-            found = [path for path in expander.walk(match)[1] if kind_of(path) is not None]
+            found = [path for path in expander.walk(match)[1]
+                     if _input_kind(path, accepts) is not None]
             if not found and literal and len(expander.skipped) == skipped:
                 raise InputFileError(f"input folder '{shown}' holds no {_NONE_FOUND}")
             files.extend(found)
         elif os.path.lexists(match):
-            if kind_of(match) is None:
+            if _input_kind(match, accepts) is None:
                 if not literal:
                     continue
+                also = "" if accepts is None else ", nor a file a source reads"
                 raise InputFileError(
                     f"input '{display_path(match)}' is not .jsonl, .ndjson, .jsonl.gz, .jsonl.zst"
-                    " or .parquet"
+                    f" or .parquet{also}"
                 )
             dataset = expander.dataset_of(os.path.dirname(match) or ".")
             if dataset is not None:
@@ -486,10 +522,10 @@ def _files_of(given: str, expander: _Expander) -> list[str]:
     return files
 
 
-def _input_file(path: str) -> InputFile:
+def _input_file(path: str, accepts: Accepts | None = None) -> InputFile:
     """An `InputFile` for a chosen file, after checking it is a regular file we can open."""
     shown = display_path(path)
-    kind = kind_of(path)
+    kind = _input_kind(path, accepts)
     assert kind is not None
     try:
         info = os.stat(path)

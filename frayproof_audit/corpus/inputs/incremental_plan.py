@@ -51,6 +51,8 @@ from frayproof_audit.corpus.run.summary import HeldBack, Skipped
 
 _CHUNK = 4 * 1024 * 1024
 _PLAIN = "jsonl"
+_COMPRESSED = frozenset({"jsonl.gz", "jsonl.zst"})
+"""Kinds whose bytes are a compressed stream (a rotation may have compressed a plain file)."""
 _BLANK = b" \t\r\n"
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
@@ -314,7 +316,7 @@ def _moved(file: InputFile, unclaimed: list[Audited], scans: dict[str, _Scan]) -
         scan = scans[file.path] = _scan(file, ())
     others = [entry for entry in unclaimed if entry.path != file.path]
     found = [entry for entry in others if _continues(entry, file, scan)]
-    if found or file.kind in (_PLAIN, "parquet") or not plain_sizes:
+    if found or file.kind not in _COMPRESSED or not plain_sizes:
         return found
     content = _content_prefixes(file, plain_sizes)  # logrotate's compress: a.jsonl → a.jsonl.1.gz
     return [entry for entry in others if entry.kind == _PLAIN and content.get(entry.size) == entry.sha256]

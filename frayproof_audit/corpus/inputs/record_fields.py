@@ -8,6 +8,7 @@ compactor, session and date where the record has them.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -42,6 +43,23 @@ class Meta(NamedTuple):
     format: str | None
     tools: list[Any] | None = None
     """The record's own tool definitions (plain JSON values), when it has any."""
+    provenance: dict[str, Any] | None = None
+    """The `pairs` columns of what derived the pair (`PROVENANCE`): `source_kind` `pairs` for
+    a record of the audit's own shape, a source's name and what its log says of the compaction
+    for a derived pair's record (`record_of`)."""
+
+
+PAIRS = "pairs"
+PROVENANCE_TEXT = ("fidelity", "event", "trigger", "classification", "evidence")
+PROVENANCE_COUNTS = ("tokens_before", "tokens_after")
+PROVENANCE = ("source_kind", *PROVENANCE_TEXT, *PROVENANCE_COUNTS)
+"""The `pairs` columns (tables schema 5) a derived pair's record carries. They are read from a
+record whose `source_kind` names a registered source (what `pairs -o` writes, so auditing
+that file gives the rows auditing the logs gives); any other record's are its own business,
+never read: its `source_kind` is `pairs` and the others are null."""
+INPUT_ERROR = "input_error"
+"""A derived record's reason it holds no pair (a compaction whose before or after cannot be
+rebuilt, a line that is not JSON): the record is an input error saying so."""
 
 
 def kind_name(value: Any) -> str:
@@ -122,6 +140,12 @@ def lookup(record: dict[str, Any], path: str) -> Any:
     return current
 
 
+def has_value(record: dict[str, Any], path: str) -> bool:
+    """Whether `record` holds a value other than null at the dotted `path` (`lookup`)."""
+    value = lookup(record, path)
+    return value is not _MISSING and value is not None
+
+
 class FieldReader:
     """Reads the mapped fields of records from one input file (its Hive folder values as fallback)."""
 
@@ -137,10 +161,12 @@ class FieldReader:
         self.default_format = default_format
 
     def columns(self) -> list[str]:
-        """Top-level names a Parquet reader must load: each path literally and its first segment."""
+        """Top-level names a Parquet reader must load: each path literally and its first
+        segment, and a derived pair's provenance (`PROVENANCE`)."""
         names: list[str] = []
         for _, path in self._fields.items():
             names.extend((path, path.split(".", 1)[0]))
+        names.extend((*PROVENANCE, INPUT_ERROR))
         return list(dict.fromkeys(names))
 
     def json_columns(self) -> frozenset[str]:
@@ -192,8 +218,9 @@ class FieldReader:
             # The row keeps the name the record gave, so unknown formats can be found.
             problems.append(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         tools = self._tools(record, problems)
+        provenance = provenance_of(record, problems)
         meta = Meta(pair_id, session_id, compactor, logged_at, fmt or self.default_format,
-                    tools or None)
+                    tools or None, provenance)
         return meta, (problems[0] if problems else None)
 
     def _tools(self, record: dict[str, Any], problems: list[str]) -> list[Any] | None:
@@ -238,6 +265,103 @@ class FieldReader:
                 return parsed
             value = parsed
         raise RecordProblem(f"{where} must be an array of message objects, got {kind_name(value)}")
+
+
+def provenance_of(record: dict[str, Any], problems: list[str]) -> dict[str, Any]:
+    """The provenance columns of a record (`PROVENANCE`); a derived record's wrong values and
+    its own `input_error` go to `problems` (its `input_error` first: it is why there is no pair)."""
+    kind = record.get("source_kind")
+    if type(kind) is not str or kind == PAIRS:
+        return {"source_kind": PAIRS}
+    from frayproof_audit.sources import SOURCES  # only a derived record pays for the sources
+
+    if kind not in SOURCES:
+        return {"source_kind": PAIRS}  # a field of the user's own, named like ours
+    from frayproof_audit.sources import CLASSIFICATIONS, EVENTS, FIDELITIES, TRIGGERS
+
+    said = record.get(INPUT_ERROR)
+    if type(said) is str and said:
+        problems.insert(0, said)
+    found: dict[str, Any] = {"source_kind": kind}
+    allowed: dict[str, tuple[str, ...]] = {"fidelity": FIDELITIES, "event": EVENTS,
+                                           "trigger": TRIGGERS, "classification": CLASSIFICATIONS}
+    for name in PROVENANCE_TEXT:
+        value = record.get(name)
+        if value is None:
+            continue
+        if type(value) is not str or (name in allowed and value not in allowed[name]):
+            choices = f"one of {', '.join(allowed[name])}" if name in allowed else "a string"
+            problems.append(f"{name} must be {choices}, got {_shown(value)}")
+            continue
+        found[name] = value
+    for name in PROVENANCE_COUNTS:
+        value = record.get(name)
+        if value is None:
+            continue
+        if type(value) is not int or not 0 <= value < 2**63:
+            problems.append(f"{name} must be a token count (an integer >= 0), got {_shown(value)}")
+            continue
+        found[name] = value
+    return found
+
+
+def _shown(value: Any) -> str:
+    text = compact(value).decode("utf-8", "replace")
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def record_of(row: Any, path: str, source: str, default_format: str, label: str = "line",
+              located: bool = True) -> dict[str, Any]:
+    """A derived row (a `Compaction` or a `LineProblem` of `sources`) as a record of the audit's
+    own shape, with its provenance: what `pairs -o` writes and what `audit` reads from a file a
+    source reads, so both judge one record. `located`: the `input_error` of a row without a
+    pair names the file and the line (a record kept elsewhere); the audit names them itself."""
+    from frayproof_audit.sources import Compaction
+
+    where = f"{path} {label} {row.source_row}: " if located else ""
+    record: dict[str, Any] = {}
+    if not isinstance(row, Compaction):
+        return {"pair_id": f"{path}:{row.source_row}", "format": default_format,
+                "source_kind": source, "source": path, "source_row": row.source_row,
+                INPUT_ERROR: where + row.reason, "before": None, "after": None}
+    notes = list(row.notes)
+    logged_at = row.logged_at
+    if logged_at is not None:
+        try:
+            parse_logged_at(logged_at)
+        except RecordProblem:
+            notes.append(f"its timestamp {logged_at[:40]!r} is no RFC 3339 time: filed under the"
+                         " run's date")
+            logged_at = None
+    diff = row.diff
+    record.update(
+        pair_id=row.pair_id, session_id=row.session_id, compactor=row.compactor,
+        logged_at=logged_at, format=row.format, source_kind=source, source=path,
+        source_row=row.source_row, fidelity=row.fidelity, event=row.event, trigger=row.trigger,
+        tokens_before=row.tokens_before, tokens_after=row.tokens_after,
+        classification=None if diff is None else diff.classification,
+        evidence=evidence_of(diff), notes=notes)
+    if diff is not None:
+        record["diff"] = asdict(diff)
+    if row.problem is not None:
+        record[INPUT_ERROR] = where + row.problem
+    record.update(before=row.before, after=row.after)
+    return record
+
+
+def evidence_of(diff: Any) -> str | None:
+    """A diffed row's evidence in one line (`pairs.evidence`): the rules that decided, the
+    first message the after does not go on with and what it holds there, the calls compared."""
+    if diff is None:
+        return None
+    parts = list(diff.reasons)
+    if diff.before_item is not None:
+        parts.append(f"first difference: {diff.before_item}"
+                     + (f" → {diff.after_item}" if diff.after_item is not None else ""))
+    parts.append(f"diffed against the call of row {diff.previous_row}")
+    if diff.summarizer_row is not None:
+        parts.append(f"summarizer call: row {diff.summarizer_row}")
+    return "; ".join(parts)
 
 
 EPOCH_MILLISECONDS_FROM = 100_000_000_000

@@ -13,13 +13,17 @@ skipped). Parquet shards are runs of whole row groups. The plan depends only on 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from frayproof_audit.bounds import MAX_BYTES
 from frayproof_audit.corpus.inputs.expansion import InputFile, InputFileError, open_input
 from frayproof_audit.corpus.inputs.newlines import count_newlines
+
+PAIRS = "pairs"
+"""The source of the audit's own pair records (`InputFile.source`): cut into byte ranges."""
 
 _SCAN_CHUNK = 4 * 1024 * 1024
 
@@ -56,11 +60,21 @@ class Shard:
     stream_stop: int | None = None
     """Compressed input: where in the decompressed stream to stop (None: at its end); `start`
     is where to begin in it."""
+    whole: bool = False
+    """A file a source reads (`InputFile.source`, a session file): read from its first line,
+    since each compaction's before is the replay of everything above it, up to `stop` (plain
+    JSONL) or `stream_stop`; only the rows of lines `first_row` to `first_row + records - 1`
+    (to its end when `records` is None) are this shard's."""
 
     @property
     def name(self) -> str:
         """A human-readable, unique name: what the summary and `runs` say when it failed."""
         path = self.file.path
+        if self.whole:
+            if self.first_row <= 1 and self.start == 0:
+                return f"{path} [whole file]"
+            tail = "" if self.records is None else f"-{self.first_row + self.records - 1}"
+            return f"{path} [whole file, rows of lines {self.first_row}{tail}]"
         if self.file.kind == "parquet":
             groups = f"row group {self.start}" if self.stop - self.start == 1 else (
                 f"row groups {self.start}-{self.stop - 1}"
@@ -90,6 +104,10 @@ def plan(
     shards: list[Shard] = []
     for file in files:
         parts = (spans or {}).get(file.path)
+        if file.source != PAIRS:
+            for piece in _source_shards(file, parts):
+                shards.append(replace(piece, ordinal=len(shards)))
+            continue
         if file.kind != "parquet" and file.kind != "jsonl" and parts is not None:
             for span in parts:  # part of a compressed file: one shard each
                 shards.append(Shard(len(shards), file, span.start, file.size, span.line + 1, None,
@@ -114,6 +132,26 @@ def plan(
                 size = file.size
             shards.append(Shard(len(shards), file, start, stop, first_row, records, size))
     return tuple(shards)
+
+
+def _source_shards(file: InputFile, parts: tuple[Span, ...] | None) -> Iterator[Shard]:
+    """A file a source reads is one shard (the whole file is replayed), or one per part of it
+    an incremental run audits (each still replays the file from its start)."""
+    if file.source_problem is not None or file.kind not in ("jsonl", "jsonl.gz", "jsonl.zst"):
+        yield Shard(0, file, 0, file.size, 1, None, file.size, whole=True)
+        return
+    wanted = parts if parts is not None else (Span(0, 0),)
+    for span in wanted:
+        if file.kind != "jsonl":
+            yield Shard(0, file, span.start, file.size, span.line + 1,
+                        None if span.stop_line is None else span.stop_line - span.line,
+                        file.size, span.stop, whole=True)
+            continue
+        stop = file.size if span.stop is None else span.stop
+        pieces = list(_jsonl_ranges(file, MAX_BYTES, span.start, span.line, stop))
+        if pieces:
+            yield Shard(0, file, pieces[0][0], pieces[-1][1], pieces[0][2],
+                        sum(piece[3] for piece in pieces), file.size, whole=True)
 
 
 def _jsonl_ranges(

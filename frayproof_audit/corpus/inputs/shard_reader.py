@@ -22,7 +22,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from frayproof_audit.corpus.inputs.expansion import open_input
+from frayproof_audit.corpus.inputs.expansion import InputFile, open_input
 from frayproof_audit.corpus.inputs.shard_plan import Shard
 
 _BUFFER = 1024 * 1024
@@ -144,6 +144,30 @@ def _jsonl_lines(shard: Shard, limit: int) -> Iterator[Raw]:
                 yield Raw(line_no, None, size, sha, _too_big(size, limit))
             else:
                 yield Raw(line_no, line, size, sha)
+
+
+def head_lines(file: InputFile, count: int, budget: int) -> list[bytes]:
+    """The first `count` lines of a JSONL input (plain, gzip or zstd; local or remote), line
+    endings included, as far as `budget` bytes reach: a line the budget cuts is left out, and
+    so is everything after it. Blank lines are kept (they are lines)."""
+    found: list[bytes] = []
+    with open_input(file) as raw:
+        handle: IO[bytes] | io.BufferedIOBase = raw if file.kind == "jsonl" else decompressed(file.kind, raw)
+        try:
+            while len(found) < count and budget > 0:
+                line = handle.readline(budget)
+                if not line:
+                    break
+                if not line.endswith(b"\n") and len(line) == budget:
+                    break  # cut by the budget: no evidence
+                budget -= len(line)
+                found.append(line)
+        except DECOMPRESS_ERRORS:
+            pass  # a damaged stream: the lines read so far are the evidence there is
+        finally:
+            if handle is not raw:
+                handle.close()
+    return found
 
 
 class _Oversized:

@@ -13,6 +13,7 @@ from typing import Any
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
+from frayproof_audit.corpus.inputs.source_choice import AUTO, PAIRS, check_source
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
 
@@ -68,6 +69,10 @@ class RunOptions:
     incremental: bool = False
     """Audit only what no other committed run with the same contract fingerprint audited
     (`corpus/inputs/incremental_plan.py`): the run of this run id, which this one replaces, never counts."""
+    source: str = "auto"
+    """What reads the inputs (`corpus/inputs/source_choice.py`): `pairs` (records of the audit's
+    own shape), a registered source (agents' session files, checkpoint databases, request
+    logs: each compaction a pair), or `auto`, decided per file by its evidence."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +125,16 @@ class AuditConfig(RunOptions):
             raise ConfigError(f"unknown --input-format {self.input_format!r}"
                               f" (choose {', '.join(FORMATS)})")
         _repair_folder(self.repair_out)  # a URI is refused before any work
+        check_source(self.source)
+        if self.source not in (AUTO, PAIRS):
+            if self.fields != FieldMap():
+                raise ConfigError(f"--field and a config file's fields: map the fields of pair "
+                                  f"records only (--source pairs or auto), not of {self.source} "
+                                  "files, whose pairs a source derives")
+            if self.input_format is not None:
+                raise ConfigError(f"--input-format names the format of pair records only (--source"
+                                  f" pairs or auto); {self.source} files are in the format their "
+                                  "source says")
 
     @property
     def repair_folder(self) -> str | None:

@@ -26,7 +26,8 @@ from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
-from frayproof_audit.corpus.inputs.shard_plan import Shard, plan
+from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, plan
+from frayproof_audit.corpus.inputs.source_choice import accepts, choose_sources
 from frayproof_audit.corpus.run.audit_config import AuditConfig, RunOptions
 from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
@@ -43,6 +44,7 @@ from frayproof_audit.corpus.store.layout import StoreError, output_location
 from frayproof_audit.corpus.store.local_stage import Stage
 from frayproof_audit.corpus.store.object_stage import ObjectStage
 from frayproof_audit.corpus.store.staging import open_stage
+from frayproof_audit.errors import InputError
 
 _Executor = Executor[WorkerSettings, "_Piece", ShardResult]
 
@@ -60,6 +62,47 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+class ReplayMismatch(InputError):
+    """A `rejudge` replay did not read the records its original run read (exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """What a `rejudge` run takes from the run it judges again (`corpus/run/rejudge.py`): it
+    audits exactly that run's input files (and, for an `--incremental` run, exactly its ranges),
+    files its undated records under that run's date, records the same `runs.sources` and names
+    the original in `runs.rejudge_of`; before anything is committed, `check` compares what it
+    read with what the original read."""
+
+    of: str
+    """The original run's id."""
+    run_date: str
+    """The original run's start date (`YYYY-MM-DD`): the partition of records without a
+    usable `logged_at`."""
+    sources: frozenset[str]
+    """The input files the original's `pairs` rows name (`pairs.source`)."""
+    spans: Mapping[str, tuple[Span, ...]] | None
+    """An incremental original's ranges by path (None: whole files)."""
+    recorded_sources: list[dict[str, Any]] | None
+    """The original's `runs.sources`, recorded again for the replay (None: not incremental)."""
+    check: Callable[[Stage | ObjectStage], None]
+    """Raises `ReplayMismatch` when the staged `pairs` are not the original's records."""
+
+    def files(self, found: tuple[InputFile, ...]) -> tuple[InputFile, ...]:
+        """The original's files among `found` (the inputs expanded again), as the original
+        named them (a cluster run named them absolute); `ReplayMismatch` naming any gone."""
+        kept: dict[str, InputFile] = {}
+        for file in found:
+            for candidate in (file, file.absolute()):
+                if candidate.path in self.sources:
+                    kept.setdefault(candidate.path, candidate)
+        gone = sorted(self.sources - set(kept))
+        if gone:
+            shown = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+            raise ReplayMismatch(f"{len(gone)} input file(s) of run {self.of} are gone: {shown}")
+        return tuple(sorted(kept.values(), key=lambda file: file.path))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,8 +175,11 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{now or datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
 
 
-def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> RunSummary:
-    """Run one audit as configured; the `RunSummary` owns the exit code."""
+def run_audit(
+    config: AuditConfig, progress: ProgressCallback | None = None, replay: Replay | None = None
+) -> RunSummary:
+    """Run one audit as configured; the `RunSummary` owns the exit code. With `replay`, the
+    audit judges again what an earlier run read (`Replay`)."""
     started = datetime.now(UTC)
     clock = time.perf_counter()
     run_id = config.run_id or new_run_id(started)
@@ -141,9 +187,12 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
     contract = load_contract(config.contract)
     if config.mutate:
         _check_mutation(config.operators)
-    expanded = expand_inputs(config.inputs, config.out, config.repair_folder)
-    files = expanded.files
-    if config.backend in CLUSTER_BACKENDS:  # workers elsewhere: no relative names
+    expanded = expand_inputs(config.inputs, config.out, config.repair_folder,
+                             accepts(config.source))
+    chosen = expanded.files if replay is None else replay.files(expanded.files)
+    sourced = choose_sources(chosen, config.source)
+    files = sourced.files
+    if config.backend in CLUSTER_BACKENDS and replay is None:  # workers elsewhere: no relative names
         files = tuple(file.absolute() for file in files)
     executor: _Executor = Executor(config.backend, _estimated_jobs(config, files), config.scheduler)
     try:
@@ -152,11 +201,12 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
         if config.incremental:
             incremental = plan_incremental(files, config.out, contract.fingerprint, run_id)
             files = incremental.files
-        shards = plan(files, config.shard_bytes, incremental.spans if incremental else None)
+        spans = incremental.spans if incremental else replay.spans if replay else None
+        shards = plan(files, config.shard_bytes, spans)
         executor.n_jobs = _jobs(config, shards)
         stage = open_stage(config.out, run_id)
         try:
-            run_date = started.date().isoformat()
+            run_date = replay.run_date if replay is not None else started.date().isoformat()
             settings = WorkerSettings(
                 run_id=run_id,
                 run_date=run_date,
@@ -174,14 +224,18 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
             _execute(shards, settings, executor, collector)
             stage.fill_empty_tables(run_date, collector.meta)
             finished = datetime.now(UTC)
-            notes = [note for note in (expanded.note(), incremental and incremental.note()) if note]
+            notes = [note for note in (expanded.note(), incremental and incremental.note(),
+                                       *sourced.notes()) if note]
             summary = collector.summary(config, started, finished, time.perf_counter() - clock,
                                         notes=tuple(notes), incremental=incremental)
             audited = None
             if incremental is not None:
                 audited = incremental.audited(shards, collector.pairs, set(collector.not_audited))
+            if replay is not None:
+                replay.check(stage)
+                audited = replay.recorded_sources
             row = runs_row(config, summary, contract, started, finished, executor.jobs, stage.staged,
-                           audited)
+                           audited, None if replay is None else replay.of)
             stage.commit(row, file_metadata("runs", run_id, contract.sha256))
         except BaseException:
             executor.close()  # first: a worker still auditing would write into the staging folder
@@ -193,11 +247,12 @@ def run_audit(config: AuditConfig, progress: ProgressCallback | None = None) -> 
 
 
 def _check_mutation(operators: tuple[str, ...] | None) -> None:
-    from frayproof_audit.mutate import OPERATORS  # only runs that mutate pay for this import
+    from frayproof_audit.mutate.operators import operator_names  # only runs that mutate pay for it
 
-    unknown = [name for name in operators or () if name not in OPERATORS]
+    known = operator_names()
+    unknown = [name for name in operators or () if name not in known]
     if unknown:
-        raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(OPERATORS)})")
+        raise ConfigError(f"unknown operator(s) {', '.join(unknown)} (known: {', '.join(known)})")
 
 
 @dataclass(frozen=True, slots=True)

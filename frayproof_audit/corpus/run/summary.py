@@ -28,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
 
 SUMMARY_SCHEMA_VERSION = 2
@@ -50,6 +51,13 @@ class HeldBack:
 
 
 _HELD_BACK_SHOWN = 5
+_LINEAGES_SHOWN = 10
+PAIRS = "pairs"
+_CLASSES = ("append", "summarize", "truncate", "clear", "rewind", "stateful", "unrelated")
+
+
+def _order(name: str) -> int:
+    return _CLASSES.index(name) if name in _CLASSES else len(_CLASSES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +157,58 @@ class CompactorLine:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceLine:
+    """What the files one source read held (`sources.Counts`): valid lines that are no
+    compaction are only counted here, never rows. For `pairs`, its files and records."""
+
+    source: str
+    files: int
+    lines: int
+    events: int
+    other: int = 0
+    problems: int = 0
+    blank: int = 0
+    calls: int = 0
+    classifications: tuple[tuple[str, int], ...] = ()
+    """Request logs: how many transitions got each classification, over every lineage."""
+
+    def to_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"files": self.files, "lines": self.lines, "events": self.events,
+                                 "other": self.other, "problems": self.problems,
+                                 "blank": self.blank, "calls": self.calls}
+        if self.classifications:
+            found["classifications"] = dict(self.classifications)
+        return found
+
+    def to_text(self) -> str:
+        if self.source == PAIRS:
+            return f"{self.files:,} file(s), {self.lines:,} record(s)"
+        text = (f"{self.files:,} file(s), {self.lines:,} line(s): {self.events:,} with a"
+                f" compaction, {self.other:,} other, {self.problems:,} bad")
+        if self.calls:
+            text += f"; {self.calls:,} model call(s)"
+        if self.classifications:
+            text += " (" + " · ".join(f"{name} {count:,}" for name, count in self.classifications
+                                      if count) + ")"
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class LineageLine:
+    """One conversation of a request log and how many of its transitions got each class."""
+
+    source: str
+    """The file it was read from."""
+    session_id: str
+    grouped_by: str
+    counts: tuple[tuple[str, int], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "session_id": self.session_id,
+                "grouped_by": self.grouped_by, "counts": dict(self.counts)}
+
+
+@dataclass(frozen=True, slots=True)
 class OperatorLine:
     operator: str
     caught: int
@@ -208,6 +268,11 @@ class RunSummary:
     """Mutation sites the budget left unjudged (each such operator has one skipped entry)."""
     skipped: Skipped | None = None
     """What `--incremental` skipped (None: not an incremental run)."""
+    sources: tuple[SourceLine, ...] = ()
+    """Per source, what its files held (`pairs` first, then the registry's order)."""
+    lineages: tuple[LineageLine, ...] = ()
+    """Request logs: the first lineages (conversations) and their classification counts."""
+    lineages_total: int = 0
 
     @classmethod
     def from_tally(
@@ -271,9 +336,14 @@ class RunSummary:
             engine_error_samples=tuple(engine_error_samples),
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
-            notes=(*notes, *_missing_field_notes(tally)),
+            notes=(*notes, *_missing_field_notes(tally), *tally.source_notes),
             budget_pairs=tally.budget_pairs,
             budget_sites=tally.budget_sites,
+            sources=tuple(
+                _source_line(name, row, tally.classifications.get(name, {}))
+                for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
+            lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
+            lineages_total=tally.lineages_total,
         )
 
     @property
@@ -284,7 +354,11 @@ class RunSummary:
     @property
     def nothing_audited(self) -> bool:
         """No pair could be checked: exit 2 whatever the gates say. An incremental run that found
-        nothing new (no record read, something skipped or held back) audited everything there was."""
+        nothing new (no record read, something skipped or held back) audited everything there was;
+        so did a run over logs a source read whose valid lines hold no compaction (sessions that
+        never compacted: the log was seen, and there was nothing to judge)."""
+        if self.checked == 0 and any(line.other for line in self.sources if line.source != PAIRS):
+            return False
         if self.skipped is not None and self.pairs == 0 and not self.not_audited:
             skipped = self.skipped
             return not (skipped.records or skipped.unchanged_inputs or skipped.moved_inputs
@@ -400,6 +474,9 @@ class RunSummary:
                 for o in self.operators
             ],
             "notes": list(self.notes),
+            "sources": {line.source: line.to_dict() for line in self.sources},
+            "lineages": [lineage.to_dict() for lineage in self.lineages],
+            "lineages_total": self.lineages_total,
             "incremental": self.skipped.to_dict() if self.skipped is not None else None,
             "input_error_samples": list(self.input_error_samples),
             "engine_error_samples": list(self.engine_error_samples),
@@ -415,6 +492,7 @@ class RunSummary:
             },
             "gate_failures": list(self.gate_failures),
             "nothing_audited": self.nothing_audited,
+            "status": RunStatus.FAILED if self.nothing_audited else RunStatus.OK,
             "exit_code": self.exit_code,
         }
 
@@ -466,6 +544,17 @@ class RunSummary:
                              + (f", {o.skipped:,} skipped" if o.skipped else ""))
         if self.skipped is not None:
             lines.append(f"  {self.skipped.to_text()}")
+        if any(line.source != PAIRS for line in self.sources):
+            lines.append("Sources:")
+            width = max(len(line.source) for line in self.sources)
+            lines.extend(f"  {line.source:<{width}} {line.to_text()}" for line in self.sources)
+        if self.lineages:
+            shown = self.lineages[:_LINEAGES_SHOWN]
+            lines.append(f"Lineages (transitions by classification; {len(shown):,} of"
+                         f" {self.lineages_total:,}):")
+            for lineage in shown:
+                counts = " · ".join(f"{name} {count:,}" for name, count in lineage.counts if count)
+                lines.append(f"  {lineage.source} {lineage.session_id}: {counts or 'one call'}")
         if self.notes:
             lines.append("Notes:")
             lines.extend(f"  {note}" for note in self.notes)
@@ -481,6 +570,9 @@ class RunSummary:
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
+        if self.nothing_audited and self.pairs:
+            lines.append(f"The run is committed as failed, so its rows say why: stats, trend and"
+                         f" report leave it out (`runs --delete {self.run_id}` removes it).")
         lines.append(self.verdict)
         return "\n".join(lines)
 
@@ -497,3 +589,12 @@ def _missing_field_notes(tally: Tally) -> list[str]:
         notes.append(f"records lack `{name}`; the first such record has top-level keys: {have}."
                      f" If {name} lives elsewhere, map it: --field {name}=PATH (a dotted path)")
     return notes
+
+
+def _source_line(name: str, row: list[int], classifications: dict[str, int]) -> SourceLine:
+    """One source's counts in `SOURCE_COUNTS` order, its classifications in their order."""
+    files, lines, events, other, problems, blank, calls = row
+    return SourceLine(
+        name, files, lines, events, other, problems, blank, calls,
+        classifications=tuple(sorted(classifications.items(), key=lambda item: _order(item[0]))),
+    )

@@ -7,10 +7,18 @@ ever re-reading the tables it just wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
+if TYPE_CHECKING:
+    from frayproof_audit.sources import Counts, Lineage
+
 MAX_SAMPLES = 10
+MAX_LINEAGES = 100
+"""Lineages (conversations of a request log) whose classification counts a run summary lists."""
+SOURCE_COUNTS = ("files", "lines", "events", "other", "problems", "blank", "calls")
+PAIRS = "pairs"
 
 
 @dataclass(slots=True)
@@ -44,6 +52,16 @@ class Tally:
     """A field (`before`/`after`) some records lack → the top-level keys of the first of them."""
     missing_counts: dict[str, int] = field(default_factory=dict)
     """How many records lacked each such field."""
+    sources: dict[str, list[int]] = field(default_factory=dict)
+    """source → [files, lines, events, other, problems, blank, calls] (`SOURCE_COUNTS`): what
+    the files a source read held (`sources.Counts`); `pairs` counts its files and records."""
+    classifications: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Request-log source → how many transitions got each classification, over its lineages."""
+    lineages: list[tuple[str, str, str, tuple[tuple[str, int], ...]]] = field(default_factory=list)
+    """The first `MAX_LINEAGES` lineages: (file, session id, grouped by, classification counts)."""
+    lineages_total: int = 0
+    source_notes: list[str] = field(default_factory=list)
+    """What the sources could not know about the files they read, each once (`MAX_SAMPLES`)."""
 
     def note_missing(self, name: str, keys: tuple[str, ...]) -> None:
         self.missing_fields.setdefault(name, list(keys))
@@ -64,6 +82,32 @@ class Tally:
         else:
             self.input_errors += 1
             row[2] += 1
+
+    def count_source(self, source: str, counts: Counts | None, lineages: tuple[Lineage, ...] = (),
+                     path: str = "", notes: tuple[str, ...] = ()) -> None:
+        """A file (or part of one) a source read, with what it held (None: unreadable)."""
+        row = self.sources.setdefault(source, [0] * len(SOURCE_COUNTS))
+        row[0] += 1
+        if counts is not None:
+            for index, name in enumerate(SOURCE_COUNTS[1:], 1):
+                row[index] += getattr(counts, name)
+        for lineage in lineages:
+            totals = self.classifications.setdefault(source, {})
+            for name, count in lineage.counts:
+                totals[name] = totals.get(name, 0) + count
+            self.lineages_total += 1
+            if len(self.lineages) < MAX_LINEAGES:
+                self.lineages.append((path, lineage.session_id, lineage.grouped_by, lineage.counts))
+        for note in notes:
+            if note not in self.source_notes and len(self.source_notes) < MAX_SAMPLES:
+                self.source_notes.append(note)
+
+    def count_records(self, first: bool, records: int) -> None:
+        """A shard of a file of pair records (`first`: the shard that starts the file)."""
+        row = self.sources.setdefault(PAIRS, [0] * len(SOURCE_COUNTS))
+        row[0] += first
+        row[1] += records
+        row[2] += records
 
     def count_check(self, check: str, findings: int, errors: int) -> None:
         row = self.checks.setdefault(check, [0, 0, 0])
@@ -111,10 +155,21 @@ class Tally:
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)
+        for source, totals in other.classifications.items():
+            mine_totals = self.classifications.setdefault(source, {})
+            for name, count in totals.items():
+                mine_totals[name] = mine_totals.get(name, 0) + count
+        room = MAX_LINEAGES - len(self.lineages)
+        self.lineages.extend(other.lineages[:max(0, room)])
+        self.lineages_total += other.lineages_total
+        for note in other.source_notes:
+            if note not in self.source_notes and len(self.source_notes) < MAX_SAMPLES:
+                self.source_notes.append(note)
         for mine, theirs in (
             (self.checks, other.checks),
             (self.compactors, other.compactors),
             (self.operators, other.operators),
+            (self.sources, other.sources),
         ):
             for key, values in theirs.items():
                 row = mine.setdefault(key, [0] * len(values))

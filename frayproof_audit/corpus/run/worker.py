@@ -13,6 +13,7 @@ cannot return anything: the executor knows which shards it had handed that worke
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import traceback
 from collections.abc import Callable
@@ -27,8 +28,10 @@ from frayproof_audit.corpus.inputs.record_fields import (
     MissingField,
     RecordProblem,
     parse_json_record_sized,
+    record_of,
     snapshot_sizes,
 )
+from frayproof_audit.corpus.inputs.session_reader import read_source_rows
 from frayproof_audit.corpus.inputs.shard_plan import Shard
 from frayproof_audit.corpus.inputs.shard_reader import Raw, read_shard
 from frayproof_audit.corpus.run import heap
@@ -90,6 +93,11 @@ class ShardResult:
     """The staging folder could not be written (a full disk, an I/O error): the run cannot go on."""
 
 
+_EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+_SNAPSHOT_PATHS = ("before", "after")
+"""Where a derived pair's record keeps its snapshots (`record_of`: no field mapping)."""
+AUTO = "auto"
+"""`InputFile.source` of a file no source could be chosen for (evidence of two)."""
 ENGINE_ERROR_FRAMES = 3
 """Innermost traceback frames named in `pairs.engine_error`."""
 _MESSAGE_CHARS = 300
@@ -169,10 +177,15 @@ class _Auditor:
             self.mutate_pair = mutate_pair
 
     def run(self) -> None:
+        if self.shard.whole:
+            self._source_file()
+            return
         columns = self.reader.columns() if self.parquet else None
         limit = self.settings.max_record_bytes
+        records = 0
         for raw in read_shard(self.shard, limit, columns, self.reader.json_columns()):
             size = raw.size
+            records += 1
             heap.before_record(size)
             try:
                 self._record(raw)
@@ -180,6 +193,35 @@ class _Auditor:
                 self._engine_error(raw, exc)
             del raw  # a giant record is let go before the reader decodes the next one
             heap.after_record(size)
+        self.tally.count_records(self.shard.start == 0, records)
+
+    def _source_file(self) -> None:
+        """A file a source reads: every row it derives in the shard's lines, each audited as
+        the record `pairs -o` writes for it (`record_of`), through the same path as a record
+        of the audit's own shape (`_pair`)."""
+        file = self.shard.file
+        first = Raw(self.shard.first_row, None, 0, _EMPTY_SHA)
+        try:
+            found = read_source_rows(self.shard, self.settings.max_record_bytes)
+        except Exception as exc:  # a source's bug costs its file, never the shard's other work
+            self._engine_error(first, exc)
+            return
+        self.label = found.label
+        self.tally.count_source(file.source, found.counts, found.lineages, file.path, found.notes)
+        if found.problem is not None:
+            provenance = {"source_kind": None if file.source == AUTO else file.source}
+            self._input_error(Raw(found.first_row, None, 0, _EMPTY_SHA), None, found.problem,
+                              provenance)
+            return
+        fmt = _source_format(file.source)
+        reader = FieldReader(FieldMap(), (), False, fmt)
+        for row in found.rows:
+            raw = Raw(row.source_row, None, 0, found.hashes.get(row.source_row, _EMPTY_SHA))
+            try:
+                record = record_of(row, file.path, file.source, fmt, found.label, located=False)
+                self._pair(raw, record, None, reader, _SNAPSHOT_PATHS)
+            except Exception as exc:  # a bug costs its record, never the shard
+                self._engine_error(raw, exc)
 
     def _record(self, raw: Raw) -> None:
         if raw.problem is not None:
@@ -197,14 +239,19 @@ class _Auditor:
             except RecordProblem as exc:
                 self._input_error(raw, None, str(exc))
                 return
-        meta, problem = self.reader.meta(record)
+        self._pair(raw, record, record_sizes, self.reader, self.paths)
+
+    def _pair(self, raw: Raw, record: dict[str, Any], record_sizes: dict[str, int] | None,
+              reader: FieldReader, paths: tuple[str, str]) -> None:
+        """One record (a line or row of pairs, or a derived pair's record): its row."""
+        meta, problem = reader.meta(record)
         if problem is not None:
             self._input_error(raw, meta, problem)
             return
         try:
             fmt = get_format(meta.format or self.settings.input_format)
-            before_list = self.reader.snapshot(record, "before", fmt.containers)
-            after_list = self.reader.snapshot(record, "after", fmt.containers)
+            before_list = reader.snapshot(record, "before", fmt.containers)
+            after_list = reader.snapshot(record, "after", fmt.containers)
             before = _load(before_list, "before", fmt)
             after = _load(after_list, "after", fmt)
         except RecordProblem as exc:
@@ -219,7 +266,7 @@ class _Auditor:
             return
         report = check_loaded(before, after, contract)
         sizes = (len(before), len(after),
-                 *snapshot_sizes(record, record_sizes, self.paths, (before_list, after_list)))
+                 *snapshot_sizes(record, record_sizes, paths, (before_list, after_list)))
         self._checked(raw, meta, report, sizes, before, after, contract, after_list)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
@@ -234,7 +281,8 @@ class _Auditor:
             "logged_at_missing": logged_at is None,
         }
 
-    def _input_error(self, raw: Raw, meta: Meta | None, problem: str) -> None:
+    def _input_error(self, raw: Raw, meta: Meta | None, problem: str,
+                     provenance: dict[str, Any] | None = None) -> None:
         log_date, row = self._base(raw, meta)
         reason = f"{self.shard.file.path} {self.label} {raw.row}: {problem}"
         row.update(
@@ -246,6 +294,9 @@ class _Auditor:
             input_error=reason,
             record_sha256=raw.sha256,
         )
+        if provenance is None and meta is not None:
+            provenance = meta.provenance
+        row.update(provenance or {"source_kind": self.shard.file.source})
         self.builders["pairs"].append(log_date, row)
         self.tally.count_pair(PairStatus.INPUT_ERROR, row["compactor"])
         self.tally.sample(reason)
@@ -261,6 +312,7 @@ class _Auditor:
             "status": PairStatus.ENGINE_ERROR,
             "engine_error": reason,
             "record_sha256": raw.sha256,
+            "source_kind": None if self.shard.file.source == AUTO else self.shard.file.source,
         }
         self.builders["pairs"].append(self.settings.run_date, row)
         self.tally.count_pair(PairStatus.ENGINE_ERROR, None)
@@ -293,6 +345,7 @@ class _Auditor:
             bytes_before=sizes[2],
             bytes_after=sizes[3],
             record_sha256=raw.sha256,
+            **(meta.provenance or {}),
         )
         outcome = None  # everything that can raise runs before the first row is added
         if self.mutate_pair is not None and report.passed:
@@ -366,6 +419,13 @@ def _short_path(filename: str) -> str:
             index = len(parts) - 1 - parts[::-1].index(anchor)
             return "/".join(parts[index + (anchor == "site-packages") :])
     return parts[-1]
+
+
+def _source_format(name: str) -> str:
+    """The wire format a source's rows are in, for a row that says none (a bad line)."""
+    from frayproof_audit.sources import get_source
+
+    return get_source(name).format
 
 
 def _load(messages: Any, name: str, fmt: Format) -> Loaded:

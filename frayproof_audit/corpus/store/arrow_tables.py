@@ -20,6 +20,7 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
+from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.run.audit_config import AuditConfig
     from frayproof_audit.corpus.run.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 4
+TABLES_SCHEMA_VERSION = 5
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -70,6 +71,15 @@ PAIRS_SCHEMA = pa.schema([
     _f("record_sha256", pa.string(), False),
     _f("logged_at_missing", pa.bool_()),
     _f("engine_error", pa.string()),  # schema 3: status engine_error, what was raised and where
+    # schema 5: what derived the pair (`--source`) and what the log says of the compaction
+    _f("source_kind", pa.string()),
+    _f("fidelity", pa.string()),
+    _f("event", pa.string()),
+    _f("trigger", pa.string()),
+    _f("tokens_before", pa.int64()),
+    _f("tokens_after", pa.int64()),
+    _f("classification", pa.string()),
+    _f("evidence", pa.string()),
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -130,6 +140,9 @@ RUNS_SCHEMA = pa.schema([
     _f("engine_errors", pa.int64(), False),  # schema 3
     _f("contract_fingerprint", pa.string()),  # schema 4 (null in older runs)
     _f("sources", pa.string()),  # schema 4: the inputs an --incremental run audited (JSON)
+    _f("source_counts", pa.string()),  # schema 5: files, lines and events per source (JSON)
+    _f("status", pa.string()),  # schema 5: a RunStatus value (null in older runs: `run_status`)
+    _f("rejudge_of", pa.string()),  # schema 5: the run whose inputs this one judged again
 ])
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -140,8 +153,11 @@ SCHEMAS: Mapping[str, pa.Schema] = {
 }
 
 ADDED_IN: Mapping[str, Mapping[str, int]] = {
-    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4},
-    "pairs": {"logged_at_missing": 2, "engine_error": 3},
+    "runs": {"engine_errors": 3, "contract_fingerprint": 4, "sources": 4, "source_counts": 5,
+             "status": 5, "rejudge_of": 5},
+    "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
+              "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
+              "classification": 5, "evidence": 5},
     "findings": {"code": 2, "repairable": 4},
     "mutants": {},
 }
@@ -250,8 +266,10 @@ def runs_row(
     n_jobs: int,
     files: list[str],
     sources: list[dict[str, Any]] | None = None,
+    rejudge_of: str | None = None,
 ) -> pa.Table:
-    """The one-row `runs` table that commits a run: what ran, with what, and which files it wrote."""
+    """The one-row `runs` table that commits a run: what ran, with what, and which files it
+    wrote; `rejudge_of` names the run whose inputs a `rejudge` run judged again."""
     missing = [item.records for item in summary.not_audited]
     row = {
         "run_id": summary.run_id,
@@ -282,6 +300,10 @@ def runs_row(
         "files": sorted(files),
         "engine_errors": summary.engine_errors,
         "sources": None if sources is None else orjson.dumps(sources).decode(),
+        "source_counts": orjson.dumps({line.source: line.to_dict()
+                                       for line in summary.sources}).decode(),
+        "status": RunStatus.FAILED if summary.nothing_audited else RunStatus.OK,
+        "rejudge_of": rejudge_of,
     }
     try:
         return pa.Table.from_pylist([row], schema=RUNS_SCHEMA)

@@ -40,7 +40,7 @@ from frayproof_audit.corpus.store.layout import (
     run_of_part,
     runs_name,
 )
-from frayproof_audit.corpus.store.parquet_files import write_parquet
+from frayproof_audit.corpus.store.parquet_files import read_handle, write_parquet
 
 
 def stage_files(
@@ -148,6 +148,14 @@ class Stage:
         """Record the files a worker staged for a finished shard."""
         self.staged.extend(files)
 
+    def read_staged(self, table: str, columns: list[str]) -> pa.Table:
+        """`columns` of every staged part file of `table`, in file order (before the commit)."""
+        parts = []
+        for relative in sorted(name for name in self.staged if name.startswith(f"{table}/")):
+            with open(self.folder / relative, "rb") as handle:
+                parts.append(read_handle(handle, columns))
+        return pa.concat_tables(parts) if parts else empty(table).select(columns)
+
     def discard(self, ordinal: int) -> None:
         """Delete whatever a shard that was given up may have staged: it is not in this run."""
         for path in self.folder.glob(f"*/log_date=*/{part_name(self.run_id, ordinal)}"):
@@ -205,6 +213,30 @@ class Stage:
                 raise StoreError(f"run committed in '{self.out}', but syncing its folder failed:"
                                  f" {exc.strerror or exc}") from None
         self.close()
+
+    def delete(self) -> int:
+        """Delete the committed run of this run id, with the commit's discipline: under the
+        dataset's lock, its `runs` row first (from then on it does not count), then its part
+        files. Returns how many part files went; the staging folder is dropped after."""
+        runs_file = self.out / RUNS_FOLDER / runs_name(self.run_id)
+        removed = 0
+        try:
+            with self._dataset_lock():
+                runs_file.unlink()
+                _fsync(runs_file.parent)
+                for table in PARTITIONED_TABLES:
+                    for path in (self.out / table).glob("log_date=*/part-*.parquet"):
+                        if run_of_part(path.name) == self.run_id:
+                            path.unlink()
+                            removed += 1
+        except FileNotFoundError:
+            raise StoreError(f"no committed run {self.run_id!r} in '{self.out}'") from None
+        except OSError as exc:
+            raise StoreError(f"cannot delete run {self.run_id!r} in '{self.out}':"
+                             f" {exc.strerror or exc}") from None
+        finally:
+            self.close()
+        return removed
 
     def close(self) -> None:
         """Drop the staging folder (after a commit, or when the run gives up)."""

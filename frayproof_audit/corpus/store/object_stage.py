@@ -146,6 +146,15 @@ class ObjectStage:
     def accept(self, files: tuple[str, ...]) -> None:
         self.staged.extend(files)
 
+    def read_staged(self, table: str, columns: list[str]) -> pa.Table:
+        """`columns` of every staged part file of `table`, in file order (before the commit)."""
+        _, staging = location.filesystem(self.folder)
+        parts = []
+        for relative in sorted(name for name in self.staged if name.startswith(f"{table}/")):
+            with self.fs.open(f"{staging}/{relative}", "rb") as handle:
+                parts.append(read_handle(handle, columns))
+        return pa.concat_tables(parts) if parts else empty(table).select(columns)
+
     def discard(self, ordinal: int) -> None:
         """Delete whatever a shard that was given up may have staged."""
         _, staging = location.filesystem(self.folder)
@@ -192,6 +201,27 @@ class ObjectStage:
                     self.fs.rm(path)
             raise self._fault("commit", exc) from None
         self.close()
+
+    def delete(self) -> int:
+        """Delete the committed run of this run id, holding its lock (no audit of that id can
+        commit meanwhile): its `runs` object first (from then on it does not count), then its
+        part files. Returns how many part files went."""
+        runs_path = f"{self.root}/{RUNS_FOLDER}/{runs_name(self.run_id)}"
+        old: list[str] = []
+        try:
+            self.lock.verify()
+            self.fs.invalidate_cache()
+            if not self.fs.exists(runs_path):
+                raise StoreError(f"no committed run {self.run_id!r} in '{self.out}'")
+            self.fs.rm(runs_path)
+            old = self._part_files()
+            if old:
+                self.fs.rm(old)
+        except OSError as exc:
+            raise StoreError(f"cannot delete run {self.run_id!r} in '{self.out}': {exc}") from None
+        finally:
+            self.close()
+        return len(old)
 
     def close(self) -> None:
         """Delete the staging prefix (after a commit, or when the run gives up)."""

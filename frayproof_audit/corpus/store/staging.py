@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from frayproof_audit.corpus.inputs import location
-from frayproof_audit.corpus.store.layout import output_location
+from frayproof_audit.corpus.store.layout import RUNS_FOLDER, StoreError, output_location, runs_name
 from frayproof_audit.corpus.store.local_stage import Stage, stage_files
 from frayproof_audit.corpus.store.object_stage import ObjectStage, stage_objects
 
@@ -24,6 +24,28 @@ def open_stage(out: str | os.PathLike[str], run_id: str) -> Stage | ObjectStage:
     if isinstance(found, Path):
         return Stage(found, run_id)
     return ObjectStage(found, run_id)
+
+
+def delete_run(out: str | os.PathLike[str], run_id: str) -> int:
+    """Delete the committed run `run_id` of the dataset `out` as a run is committed (staging
+    area, lock, `runs` row first): readers see it wholly there, then wholly gone. Returns how
+    many part files were removed; `StoreError` when there is no such committed run (nothing is
+    created or touched then)."""
+    from frayproof_audit.corpus.run.audit_config import check_run_id
+
+    check_run_id(run_id)  # a run id is a file name: never a path
+    found = output_location(out)
+    if isinstance(found, Path):
+        if not (found / RUNS_FOLDER / runs_name(run_id)).is_file():
+            raise StoreError(f"no committed run {run_id!r} in '{out}'"
+                             + ("" if (found / RUNS_FOLDER).is_dir() else
+                                f" ('{out}' is not an audit dataset: no {RUNS_FOLDER}/ folder)"))
+        return Stage(found, run_id).delete()
+    fs, root = location.filesystem(found)
+    fs.invalidate_cache()
+    if not fs.exists(f"{root}/{RUNS_FOLDER}/{runs_name(run_id)}"):
+        raise StoreError(f"no committed run {run_id!r} in '{out}'")
+    return ObjectStage(found, run_id).delete()
 
 
 def stage_shard(

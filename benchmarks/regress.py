@@ -1,0 +1,214 @@
+"""`python -m benchmarks.regress`: is any headline figure worse than the last recorded one?
+
+Every benchmark's results file (`benchmarks.results`) holds its headline figures: one `Target`
+each, with the direction that is better (`at_least`) and the noise the run itself measured
+(`Target.noise`, the spread of its passes). The recorded figures are the results files as last
+committed to the repository (`git show HEAD:benchmarks/results/<name>.json`; outside a git
+checkout, the files as they were when the run started). A figure is a **regression** when it
+is worse than its recorded value by more than `TOLERANCE` (15 %) plus the run's own noise:
+
+    worse = recorded / measured - 1   (higher is better)      measured / recorded - 1   (lower)
+    REGRESSION  when  worse > TOLERANCE + noise
+
+Figures are compared only with a record of the same machine class (CPU count, model and
+architecture, Python's minor version): another machine's record says nothing about this one
+(`not comparable`, never a failure). `python -m benchmarks` runs this after the benchmarks and
+exits 1 on any regression, so `make bench` fails loudly; `make test` never runs it.
+
+    python -m benchmarks.regress [--results DIR] [--against REV]   # compare what is on disk
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.results import RESULTS_DIR, amount
+
+TOLERANCE = 0.15
+"""How much worse than recorded a figure may be, beyond the run's own noise."""
+
+REGRESSION = "REGRESSION"
+OK = "ok"
+BETTER = "better"
+NEW = "new"
+NOT_COMPARABLE = "not comparable"
+
+Record = Mapping[str, Any]
+"""One results file's JSON (`benchmarks.results.save`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One headline figure against its record."""
+
+    benchmark: str
+    goal: str
+    status: str
+    measured: float
+    unit: str
+    recorded: float | None = None
+    worse: float | None = None
+    """How much worse than recorded, relative (negative: better)."""
+    allowed: float = TOLERANCE
+    reason: str = ""
+
+    def line(self) -> str:
+        head = f"  {self.status.upper() if self.status == REGRESSION else self.status:>14}  " \
+               f"{self.benchmark}: {self.goal}: {amount(self.measured, self.unit)}"
+        if self.recorded is None or self.worse is None:
+            return head + (f" ({self.reason})" if self.reason else "")
+        change = (f"{100 * self.worse:.1f}% worse" if self.worse > 0
+                  else f"{-100 * self.worse:.1f}% better" if self.worse < 0 else "unchanged")
+        return (head + f" vs recorded {amount(self.recorded, self.unit)}: {change} "
+                f"(allowed {100 * self.allowed:.1f}%: {100 * TOLERANCE:.0f}% + noise)"
+                + (f" ({self.reason})" if self.reason else ""))
+
+
+def machine_class(machine: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What must match for two runs' figures to be compared: CPU count, model (when known),
+    architecture and Python's minor version (never the load or the kernel build)."""
+    python = str(machine.get("python", ""))
+    arch = machine.get("arch")
+    if arch is None:  # results written before `arch` was recorded: read it from the platform
+        platform_name = str(machine.get("platform", ""))
+        arch = next((part for part in platform_name.split("-")
+                     if part in ("x86_64", "aarch64", "arm64", "i686", "ppc64le", "s390x")), None)
+    return (machine.get("cpus"), ".".join(python.split(".")[:2]), arch)
+
+
+def same_class(current: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
+    if machine_class(current) != machine_class(recorded):
+        return False
+    mine, theirs = current.get("cpu_model"), recorded.get("cpu_model")
+    return mine is None or theirs is None or mine == theirs
+
+
+def worse_by(measured: float, recorded: float, at_least: bool) -> float:
+    """How much worse `measured` is than `recorded`, relative to the better of the two's
+    scale: for higher-is-better figures recorded / measured - 1, else measured / recorded - 1
+    (so 0.15 means 15 % slower either way; negative means better)."""
+    if at_least:
+        return recorded / measured - 1 if measured > 0 else float("inf")
+    return measured / recorded - 1 if recorded > 0 else (0.0 if measured <= 0 else float("inf"))
+
+
+def compare(current: Record, recorded: Record | None,
+            tolerance: float = TOLERANCE) -> list[Verdict]:
+    """Every target of `current` against the same goal in `recorded`."""
+    name = str(current.get("benchmark", "?"))
+    found: list[Verdict] = []
+    comparable = recorded is not None and same_class(current["machine"], recorded["machine"])
+    old = {target["goal"]: target for target in recorded["targets"]} if recorded is not None else {}
+    for target in current["targets"]:
+        goal, measured, unit = target["goal"], float(target["measured"]), target["unit"]
+        if recorded is None or goal not in old:
+            found.append(Verdict(name, goal, NEW, measured, unit, reason="no recorded figure"))
+            continue
+        before = float(old[goal]["measured"])
+        if not comparable:
+            found.append(Verdict(name, goal, NOT_COMPARABLE, measured, unit, before,
+                                 reason=f"recorded on another machine class ({recorded['date']})"))
+            continue
+        if bool(old[goal]["at_least"]) != bool(target["at_least"]):
+            found.append(Verdict(name, goal, NOT_COMPARABLE, measured, unit, before,
+                                 reason="the recorded figure is read the other way"))
+            continue
+        noise = target.get("noise")
+        allowed = tolerance + (float(noise) if noise is not None else 0.0)
+        worse = worse_by(measured, before, bool(target["at_least"]))
+        status = REGRESSION if worse > allowed else BETTER if worse < 0 else OK
+        reason = "" if noise is not None else "noise not measured"
+        found.append(Verdict(name, goal, status, measured, unit, before, worse, allowed,
+                             reason + (f"; recorded {recorded['date']}" if status == REGRESSION
+                                       else "")))
+    return found
+
+
+def committed(path: Path, revision: str = "HEAD") -> Record | None:
+    """The results file as committed at `revision`, or None (not in git, or not committed)."""
+    try:
+        root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        relative = path.resolve().relative_to(Path(root).resolve())
+        shown = subprocess.run(["git", "show", f"{revision}:{relative.as_posix()}"], cwd=root,
+                               capture_output=True, check=True).stdout
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return None
+    try:
+        value: Record = json.loads(shown)
+    except ValueError:
+        return None
+    return value
+
+
+def snapshot(folder: Path, revision: str = "HEAD") -> dict[str, Record | None]:
+    """The recorded results to compare a run with, taken before it writes: per results file
+    the committed version, else (no git) the file as it is now."""
+    found: dict[str, Record | None] = {}
+    for path in sorted(folder.glob("*.json")):
+        record = committed(path, revision)
+        if record is None:
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                record = None
+        found[path.name] = record
+    return found
+
+
+def written_since(folder: Path, before: Mapping[str, str]) -> list[Path]:
+    """The results files whose text differs from `before` (name -> text at the start)."""
+    return [path for path in sorted(folder.glob("*.json"))
+            if path.read_text(encoding="utf-8") != before.get(path.name)]
+
+
+def texts(folder: Path) -> dict[str, str]:
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.json"))}
+
+
+def check_files(paths: Sequence[Path], recorded: Mapping[str, Record | None],
+                tolerance: float = TOLERANCE) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    for path in paths:
+        current = json.loads(path.read_text(encoding="utf-8"))
+        verdicts += compare(current, recorded.get(path.name), tolerance)
+    return verdicts
+
+
+def report(verdicts: Sequence[Verdict]) -> int:
+    """Print every verdict, then a summary; 1 when any figure regressed."""
+    print("=== regressions: each headline figure against the last committed result "
+          f"(worse than {100 * TOLERANCE:.0f}% + the run's noise fails)")
+    for verdict in verdicts:
+        print(verdict.line())
+    regressed = [verdict for verdict in verdicts if verdict.status == REGRESSION]
+    if regressed:
+        print(f"{REGRESSION}: {len(regressed)} figure(s) worse than recorded: "
+              + "; ".join(f"{v.benchmark}: {v.goal}" for v in regressed))
+        return 1
+    print(f"no regression ({len(verdicts)} figure(s) compared or new)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.regress",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR,
+                        help="folder of results files to judge (default: benchmarks/results)")
+    parser.add_argument("--against", default="HEAD", metavar="REV",
+                        help="the commit whose results files are the record (default HEAD)")
+    options = parser.parse_args(argv)
+    recorded = {path.name: committed(path, options.against)
+                for path in sorted(options.results.glob("*.json"))}
+    return report(check_files(sorted(options.results.glob("*.json")), recorded))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The regression gate of `make bench` (`benchmarks.regress`), on recorded-result fixtures: which
+figures are regressions, which are within the tolerance or the run's noise, which cannot be
+compared, and that a run writing a worse figure prints REGRESSION and exits 1. No timing here."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import regress
+
+MACHINE = {"cpus": 2, "python": "3.11.7", "platform": "Linux-6.18.44-fc-v657-x86_64-with-glibc2.36",
+           "load_average": 1.2}
+
+
+def record(*targets: dict[str, Any], machine: dict[str, Any] | None = None,
+           date: str = "2026-12-01 10:00 UTC") -> dict[str, Any]:
+    return {"benchmark": "bench_x", "date": date, "machine": machine or dict(MACHINE),
+            "argv": [], "jobs": 1, "targets": list(targets), "figures": {}}
+
+
+def target(goal: str, measured: float, *, at_least: bool = True, unit: str = "x",
+           noise: float | None = 0.02) -> dict[str, Any]:
+    return {"goal": goal, "measured": measured, "target": 1.0, "unit": unit,
+            "at_least": at_least, "limit": None, "note": "", "noise": noise, "met": True}
+
+
+def one(current: dict[str, Any], recorded: dict[str, Any] | None) -> regress.Verdict:
+    (verdict,) = regress.compare(current, recorded)
+    return verdict
+
+
+def test_a_rate_more_than_15_percent_plus_noise_below_its_record_is_a_regression() -> None:
+    recorded = record(target("pairs/s", 400.0, unit="pairs/s"))
+    # 400 / 340 - 1 = 17.6 % worse, allowed 15 % + 2 % noise
+    verdict = one(record(target("pairs/s", 340.0, unit="pairs/s")), recorded)
+    assert verdict.status == regress.REGRESSION
+    assert verdict.worse == pytest.approx(400 / 340 - 1)
+    assert verdict.allowed == pytest.approx(0.17)
+    assert "REGRESSION" in verdict.line() and "400.00 pairs/s" in verdict.line()
+
+
+def test_within_the_tolerance_or_the_runs_own_noise_is_no_regression() -> None:
+    recorded = record(target("ratio", 80.0))
+    assert one(record(target("ratio", 70.0)), recorded).status == regress.OK  # 14.3 % worse
+    # 25 % worse, but the run measured 12 % noise of its own: allowed 27 %
+    assert one(record(target("ratio", 64.0, noise=0.12)), recorded).status == regress.OK
+    assert one(record(target("ratio", 64.0, noise=0.05)), recorded).status == regress.REGRESSION
+
+
+def test_lower_is_better_figures_regress_when_they_grow() -> None:
+    recorded = record(target("seconds", 4.0, at_least=False, unit="s"))
+    assert one(record(target("seconds", 4.8, at_least=False, unit="s")), recorded).status == \
+        regress.REGRESSION  # 20 % slower
+    assert one(record(target("seconds", 4.4, at_least=False, unit="s")), recorded).status == \
+        regress.OK
+    better = one(record(target("seconds", 2.0, at_least=False, unit="s")), recorded)
+    assert better.status == regress.BETTER and better.worse == pytest.approx(-0.5)
+
+
+def test_a_faster_run_is_better_never_a_regression() -> None:
+    verdict = one(record(target("ratio", 120.0)), record(target("ratio", 80.0)))
+    assert verdict.status == regress.BETTER and "better" in verdict.line()
+
+
+def test_unmeasured_noise_leaves_the_bare_tolerance() -> None:
+    recorded = record(target("ratio", 100.0, noise=None))
+    verdict = one(record(target("ratio", 85.0, noise=None)), recorded)  # 17.6 % worse
+    assert verdict.status == regress.REGRESSION and verdict.allowed == pytest.approx(0.15)
+    assert "noise not measured" in verdict.line()
+
+
+def test_figures_without_a_record_are_new() -> None:
+    assert one(record(target("ratio", 10.0)), None).status == regress.NEW
+    assert one(record(target("new goal", 10.0)), record(target("old goal", 99.0))).status == \
+        regress.NEW
+
+
+def test_another_machine_class_is_not_compared() -> None:
+    recorded = record(target("ratio", 100.0), machine={**MACHINE, "cpus": 8})
+    verdict = one(record(target("ratio", 10.0)), recorded)
+    assert verdict.status == regress.NOT_COMPARABLE and "another machine class" in verdict.line()
+    other_model = record(target("ratio", 100.0), machine={**MACHINE, "cpu_model": "Fast CPU"})
+    mine = record(target("ratio", 10.0), machine={**MACHINE, "cpu_model": "Slow CPU"})
+    assert one(mine, other_model).status == regress.NOT_COMPARABLE
+    newer_python = record(target("ratio", 100.0), machine={**MACHINE, "python": "3.12.1"})
+    assert one(record(target("ratio", 10.0)), newer_python).status == regress.NOT_COMPARABLE
+
+
+def test_the_load_and_the_patch_release_do_not_change_the_machine_class() -> None:
+    recorded = record(target("ratio", 100.0), machine={**MACHINE, "load_average": 14.6,
+                                                       "python": "3.11.4"})
+    assert one(record(target("ratio", 10.0)), recorded).status == regress.REGRESSION
+    # a record written before `arch` and `cpu_model` were recorded still compares
+    newer = {**MACHINE, "arch": "x86_64", "cpu_model": "Some CPU"}
+    assert regress.same_class(newer, MACHINE)
+
+
+def test_a_figure_read_the_other_way_is_not_compared() -> None:
+    recorded = record(target("ratio", 2.0, at_least=False))
+    assert one(record(target("ratio", 9.0)), recorded).status == regress.NOT_COMPARABLE
+
+
+def test_report_prints_regression_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    verdicts = regress.compare(
+        record(target("fast", 50.0), target("steady", 99.0)),
+        record(target("fast", 80.0), target("steady", 100.0)))
+    assert regress.report(verdicts) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION: 1 figure(s) worse than recorded: bench_x: fast" in out
+    assert regress.report([v for v in verdicts if v.goal == "steady"]) == 0
+    assert "no regression" in capsys.readouterr().out
+
+
+def _git(folder: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+                        "HOME": str(folder), "PATH": "/usr/bin:/bin"})
+
+
+def test_the_record_is_the_committed_file_not_the_one_a_run_rewrote(tmp_path: Path) -> None:
+    """What `python -m benchmarks` does: snapshot the record (the committed files) before the
+    benchmarks write, then judge the files they wrote against it."""
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    committed = record(target("ratio", 80.0))
+    (results / "bench_x.json").write_text(json.dumps(committed), encoding="utf-8")
+    (results / "bench_y.json").write_text(json.dumps(committed), encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "recorded")
+    # an uncommitted, better result on disk is not the record
+    (results / "bench_x.json").write_text(json.dumps(record(target("ratio", 500.0))), encoding="utf-8")
+    recorded = regress.snapshot(results)
+    assert recorded["bench_x.json"] == committed
+    started = regress.texts(results)
+    worse = copy.deepcopy(committed)
+    worse["targets"][0]["measured"] = 60.0
+    (results / "bench_x.json").write_text(json.dumps(worse), encoding="utf-8")
+    written = regress.written_since(results, started)
+    assert [path.name for path in written] == ["bench_x.json"]  # bench_y was not rewritten
+    verdicts = regress.check_files(written, recorded)
+    assert [v.status for v in verdicts] == [regress.REGRESSION]
+    assert regress.main(["--results", str(results)]) == 1
+
+
+def test_outside_git_the_record_is_the_file_as_the_run_found_it(tmp_path: Path) -> None:
+    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))),
+                                           encoding="utf-8")
+    assert regress.committed(tmp_path / "bench_x.json") is None
+    assert regress.snapshot(tmp_path)["bench_x.json"] == record(target("ratio", 80.0))
+
+
+def test_the_committed_results_compare_with_themselves() -> None:
+    """The repository's own results files are well-formed records (every figure compares)."""
+    folder = Path(regress.RESULTS_DIR)
+    paths = sorted(folder.glob("*.json"))
+    assert paths
+    verdicts = regress.check_files(paths, {p.name: json.loads(p.read_text()) for p in paths})
+    assert verdicts and all(v.status == regress.OK and v.worse == 0 for v in verdicts)
+
+
+def test_a_full_benchmark_run_that_writes_a_worse_figure_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m benchmarks` (what `make bench` runs) takes the record before the benchmarks
+    write and fails after them; `--quick` and `--no-compare` never compare."""
+    import benchmarks.__main__ as suite
+
+    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))),
+                                           encoding="utf-8")
+
+    def fake_run(name: str, quick: bool) -> str:
+        worse = record(target("ratio", 40.0))
+        (tmp_path / "bench_x.json").write_text(json.dumps(worse), encoding="utf-8")
+        return "ok"
+
+    monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(suite, "run", fake_run)
+    assert suite.main(["bench_check"]) == 1
+    assert "REGRESSION: 1 figure(s)" in capsys.readouterr().out
+    for flag in ("--quick", "--no-compare"):
+        (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))),
+                                               encoding="utf-8")
+        assert suite.main([flag, "bench_check"]) == 0
+        assert "REGRESSION" not in capsys.readouterr().out
