@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from html import escape
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 
@@ -23,10 +23,10 @@ from frayproof_audit import __version__
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.htmlreport.assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from frayproof_audit.htmlreport.data import ReportData, Series
-from frayproof_audit.htmlreport.svg import BandPoint, Point, bar_chart, rate_chart
 from frayproof_audit.htmlreport.pages import PairPage, PairPages
 from frayproof_audit.htmlreport.pair_list import filter_href, page_href, pair_list
 from frayproof_audit.htmlreport.pair_page import pair_section
+from frayproof_audit.htmlreport.svg import BandPoint, Point, bar_chart, rate_chart
 from frayproof_audit.htmlreport.worst import PairDetail
 
 

@@ -35,7 +35,6 @@ from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import RecordProblem
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import get_format
-from frayproof_audit.report import EXIT_INPUT_ERROR
 from frayproof_audit.pairview.view import (
     Finding,
     PairView,
@@ -44,6 +43,7 @@ from frayproof_audit.pairview.view import (
     findings_only,
     survivor_rule,
 )
+from frayproof_audit.report import EXIT_INPUT_ERROR
 
 PROVENANCE = ("source_kind", "fidelity", "event", "trigger", "tokens_before", "tokens_after")
 """`pairs` columns that say how a pair derived from an agent log was made, shown when present."""

@@ -284,10 +284,10 @@ class _Places:
         for snapshot, first, last in _PLACE.findall(finding.message):
             start = int(first)
             for index in range(start, int(last) if last else start + 1):
-                position = self.by_index[snapshot].get(index)
-                if position is not None and (snapshot, position, None) not in seen:
-                    seen.add((snapshot, position, None))
-                    found.append(self.anchor(snapshot, position))
+                named = self.by_index[snapshot].get(index)
+                if named is not None and (snapshot, named, None) not in seen:
+                    seen.add((snapshot, named, None))
+                    found.append(self.anchor(snapshot, named))
         return tuple(found)
 
     def survivor_anchors(self, survivor: Survivor) -> tuple[Anchor, ...]:

@@ -17,7 +17,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -73,7 +73,7 @@ class ReadOptions:
     """How the run read its inputs: its field map (a Parquet row's hash covers the columns it
     reads), the largest record it took, and where relative `source` paths are found."""
 
-    fields: FieldMap = FieldMap()
+    fields: FieldMap = field(default_factory=FieldMap)
     limit: int = DEFAULT_LIMIT
     root: str | None = None
     """The folder relative sources are resolved in (None: the current folder)."""
@@ -207,7 +207,8 @@ def _parquet_shards(file: InputFile, rows: set[int]) -> list[Shard]:
     """One shard per row group holding a wanted row (the footer says where each begins)."""
     with open_input(file) as handle:
         metadata = pq.ParquetFile(handle).metadata
-    shards, first = [], 0
+    shards: list[Shard] = []
+    first = 0
     for group in range(metadata.num_row_groups):
         count = metadata.row_group(group).num_rows
         if any(first <= row < first + count for row in rows):
