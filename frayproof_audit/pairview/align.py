@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import Literal
 
 from frayproof_audit.pairview.wire import WireMessage
@@ -58,7 +59,30 @@ def align(before: Sequence[WireMessage], after: Sequence[WireMessage]) -> list[R
             rows.extend(Row("added", None, new[j].position) for j in range(j1, j2))
         else:
             rows.extend(_replaced(old[i1:i2], new[j1:j2]))
-    return rows
+    return _lone_summary(rows, after)
+
+
+def _lone_summary(rows: list[Row], after: Sequence[WireMessage]) -> list[Row]:
+    """A compaction that dropped messages and added one text-only message elsewhere (Codex
+    appends its summary after the kept user messages): that message is the summary of the
+    longest dropped stretch. With several such messages, or a summary already found, nothing
+    is guessed."""
+    if any(row.kind == "summary" for row in rows):
+        return rows
+    added = [k for k, row in enumerate(rows) if row.kind == "added" and row.after is not None
+             and after[row.after].text_only and after[row.after].index is not None]
+    dropped = sorted(row.before for row in rows if row.kind == "dropped" and row.before is not None)
+    if len(added) != 1 or not dropped:
+        return rows
+    best = (dropped[0], dropped[0] + 1)
+    first = dropped[0]
+    for previous, position in pairwise(dropped):
+        if position != previous + 1:
+            first = position
+        if position + 1 - first > best[1] - best[0]:
+            best = (first, position + 1)
+    row = rows[added[0]]
+    return [*rows[:added[0]], Row("summary", None, row.after, best), *rows[added[0] + 1:]]
 
 
 def _frames(before: list[WireMessage], after: list[WireMessage]) -> list[Row]:

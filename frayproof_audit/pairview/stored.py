@@ -124,10 +124,12 @@ def stored_pair(row: dict[str, Any]) -> StoredPair:
         row["status"], row["log_date"], row.get("compactor"), row.get("session_id"), row.get("logged_at"),
         row.get("format"), row.get("errors"), row.get("warnings"), row.get("mutants_survived"),
         row.get("bytes_before"), row.get("bytes_after"), row.get("input_error") or row.get("engine_error"),
-        tuple((name, row[name]) for name in PROVENANCE if row.get(name) is not None))
+        tuple((name, row[name]) for name in PROVENANCE if row.get(name) is not None)
+        if is_derived(row.get("source_kind")) else ())
 
 
-def read_options(out: str | os.PathLike[str], run_ids: Sequence[str], root: str | None) -> dict[str, ReadOptions]:
+def read_options(out: str | os.PathLike[str], run_ids: Sequence[str],
+                 root: str | None) -> dict[str, ReadOptions]:
     """How each run read its inputs (its field map and record size limit, from `runs.options`)."""
     runs = (read_table(out, "runs").filter(pl.col("run_id").is_in(list(run_ids)))
             .select("run_id", "options").collect())
@@ -141,8 +143,8 @@ def read_options(out: str | os.PathLike[str], run_ids: Sequence[str], root: str 
         limit = options.get("max_record_bytes") if isinstance(options, dict) else None
         mapping = FieldMap().with_specs({k: v for k, v in fields.items() if isinstance(v, str)}) \
             if isinstance(fields, dict) else FieldMap()
-        found[run_id] = ReadOptions(mapping, max(limit, DEFAULT_LIMIT) if isinstance(limit, int) else DEFAULT_LIMIT,
-                                    root)
+        size = max(limit, DEFAULT_LIMIT) if isinstance(limit, int) else DEFAULT_LIMIT
+        found[run_id] = ReadOptions(mapping, size, root)
     return found
 
 
@@ -185,25 +187,22 @@ def iter_shown(pairs: Sequence[StoredPair], findings: dict[tuple[str, str], list
                root: str | None = None) -> Iterator[ShownPair]:
     """Each pair with its messages, as its record is read back: input file by input file (each
     read once per run), so a caller that draws each pair as it comes holds one record at a
-    time. Pairs that were never judged come first, then derived pairs, then the records."""
+    time. Pairs that were never judged come first, then the records, then the pairs derived
+    from agent logs.
+
+    A derived pair's record is a line of a file `pairs -o` wrote when that file was audited,
+    and a line of the agent's own log when the log was: so its line is read back first, and
+    only when that line holds no pair (a log line) is its file derived again."""
     records: dict[tuple[str, RecordRef], list[StoredPair]] = {}
     derived: dict[DerivedRef, list[StoredPair]] = {}
     for pair in pairs:
-        found, kept = findings.get((pair.run_id, pair.pair_id), []), survivors.get((pair.run_id, pair.pair_id), [])
         if pair.format is None or pair.status not in ("pass", "fail"):
-            yield ShownPair(pair, findings_only(found, kept), "not judged", pair.problem or "the pair was not judged")
-        elif is_derived(pair.source_kind):
-            derived.setdefault(_derived_ref(pair), []).append(pair)
+            found, kept = _of(pair, findings, survivors)
+            yield ShownPair(pair, findings_only(found, kept), "not judged",
+                            pair.problem or "the pair was not judged")
         else:
             ref = RecordRef(pair.source, pair.source_row, pair.record_sha256)
             records.setdefault((pair.run_id, ref), []).append(pair)
-    for back in iter_derived(derived, root):
-        for pair in derived[back.ref]:
-            found, kept = findings.get((pair.run_id, pair.pair_id), []), survivors.get((pair.run_id, pair.pair_id), [])
-            if back.state != "found":
-                yield ShownPair(pair, findings_only(found, kept), back.state, back.reason)
-            else:
-                yield _viewed(pair, back.before, back.after, back.format or pair.format or "openai", found, kept)
     by_run: dict[str, list[RecordRef]] = {}
     for run_id, ref in records:
         by_run.setdefault(run_id, []).append(ref)
@@ -211,13 +210,31 @@ def iter_shown(pairs: Sequence[StoredPair], findings: dict[tuple[str, str], list
         run_options = options.get(run_id, ReadOptions(root=root))
         for result in iter_read_back(refs, run_options):
             for pair in records[(run_id, result.ref)]:
-                yield _from_record(pair, result, run_options, findings, survivors)
+                shown = _from_record(pair, result, run_options, findings, survivors)
+                if shown.state != "found" and is_derived(pair.source_kind):
+                    derived.setdefault(_derived_ref(pair), []).append(pair)
+                else:
+                    yield shown
+    for back in iter_derived(derived, root):
+        for pair in derived[back.ref]:
+            found, kept = _of(pair, findings, survivors)
+            if back.state != "found":
+                yield ShownPair(pair, findings_only(found, kept), back.state, back.reason)
+            else:
+                yield _viewed(pair, back.before, back.after, back.format or pair.format or "openai",
+                              found, kept)
+
+
+def _of(pair: StoredPair, findings: dict[tuple[str, str], list[Finding]],
+        survivors: dict[tuple[str, str], list[Survivor]]) -> tuple[list[Finding], list[Survivor]]:
+    key = (pair.run_id, pair.pair_id)
+    return findings.get(key, []), survivors.get(key, [])
 
 
 def _from_record(pair: StoredPair, result: ReadBack, options: ReadOptions,
                  findings: dict[tuple[str, str], list[Finding]],
                  survivors: dict[tuple[str, str], list[Survivor]]) -> ShownPair:
-    found, kept = findings.get((pair.run_id, pair.pair_id), []), survivors.get((pair.run_id, pair.pair_id), [])
+    found, kept = _of(pair, findings, survivors)
     if result.state != "found":
         return ShownPair(pair, findings_only(found, kept), result.state, result.reason)
     assert pair.format is not None

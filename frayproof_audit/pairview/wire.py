@@ -13,6 +13,7 @@ text evidence, and parts are labelled by `Loaded.site`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,8 +99,9 @@ def read_messages(snapshot: str, loaded: Loaded, raw: Any) -> list[WireMessage]:
             frame.setdefault(label, []).extend(parts)
             frame_values.setdefault(label, (loaded.views[index].role, loaded.wire[index].get("content")))
             continue
-        per_message.setdefault(origin.message, []).extend(parts)
-        roles.setdefault(origin.message, loaded.views[index].role)
+        for message, held in _placed(snapshot, origin, parts, start, stop):
+            per_message.setdefault(message, []).extend(held)
+            roles.setdefault(message, loaded.views[index].role)
     out: list[WireMessage] = []
     for label, parts in frame.items():
         role, value = frame_values[label]
@@ -111,6 +113,32 @@ def read_messages(snapshot: str, loaded: Loaded, raw: Any) -> list[WireMessage]:
         out.append(WireMessage(snapshot, len(out), index, f"{snapshot}[{index}]",
                                _role(value, roles.get(index)), tuple(parts), key, len(key), value))
     return out
+
+
+def _placed(snapshot: str, origin: Origin, parts: list[Part], start: int,
+            stop: int) -> list[tuple[int, list[Part]]]:
+    """The parts of a neutral message, each with the wire message it is drawn in. One wire
+    message holds them all, except for a neutral message read from several items (a Responses
+    turn): each call is in the item its site names, and the texts are in the turn's own message
+    item, the last item before its first call (the one findings point at when it has no call)."""
+    if stop - start <= 1:
+        return [(origin.message, parts)]
+    held: dict[int, list[Part]] = {}
+    rest: list[Part] = []
+    for part in parts:
+        named = _ITEM.fullmatch(part.site) if part.kind == "call" else None
+        if named is not None and named.group(1) == snapshot and start <= int(named.group(2)) < stop:
+            held.setdefault(int(named.group(2)), []).append(part)
+        else:
+            rest.append(part)
+    if rest:
+        calls = min(held, default=None)
+        home = origin.message if calls is None else max(calls - 1, start)
+        held.setdefault(home, [])[:0] = rest
+    return sorted(held.items())
+
+
+_ITEM = re.compile(r"(\w+)\[(\d+)\]")
 
 
 def _span(origin: Origin) -> tuple[int, int]:
