@@ -62,6 +62,7 @@ details.pair summary a.open{margin-left:10px;font-size:12px}
 .st-fail{color:var(--bad);font-weight:600}.st-pass{color:var(--good);font-weight:600}
 .tag{font-size:11px;border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px;color:var(--muted)}
 form.filters{display:flex;flex-wrap:wrap;gap:6px 14px;margin:8px 0;font-size:12px}
+[hidden],form.filters[hidden]{display:none}
 form.filters select,form.filters input{margin-left:4px;font-size:12px;max-width:220px}
 .filter-counts{font-weight:600}
 ol.findings{padding-left:0;list-style:none}

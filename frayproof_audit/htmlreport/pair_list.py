@@ -58,8 +58,9 @@ def pair_list(pages: PairPages, *, folder: bool) -> str:
                              "origin": facets.origins, "q": facets.text.lower()}).decode()
         state = "" if page.shown.state == "found" else f' <span class="tag">{_e(page.shown.state)}</span>'
         rows.append(
-            f'<tr data-key="{_e(page.key)}" data-f="{_e(data)}">'
-            f'<td data-col="pair_id"><a href="{page_href(page.key, folder=folder)}">{_e(pair.pair_id)}</a>{state}</td>'
+            f'<tr data-key="{_e(page.key)}" data-pair="{_e(pair.pair_id)}" data-f="{_e(data)}">'
+            f'<td data-col="pair_id"><a href="{page_href(page.key, folder=folder)}">{_e(pair.pair_id)}</a>'
+            f"{state}</td>"
             f'<td class="d" data-col="night">{_e(facets.night)}</td>'
             f'<td data-col="compactor">{_e(pair.compactor if pair.compactor is not None else "–")}</td>'
             f'<td data-col="status" class="st-{_e(pair.status)}">{_e(pair.status)}</td>'
@@ -79,5 +80,6 @@ def pair_list(pages: PairPages, *, folder: bool) -> str:
         '<a href="#pairs">clear</a></form>'
         '<p id="filter-counts" class="filter-counts" aria-live="polite"></p>'
         '<table class="data" id="t-pairs"><thead><tr><th>pair</th><th>night</th><th>compactor</th>'
-        "<th>status</th><th>errors</th><th>warnings</th><th>survived</th><th>codes / operators</th></tr></thead>"
+        "<th>status</th><th>errors</th><th>warnings</th><th>survived</th><th>codes / operators</th>"
+        "</tr></thead>"
         f'<tbody>{"".join(rows)}</tbody></table></section>')
