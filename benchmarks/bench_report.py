@@ -74,11 +74,13 @@ def measure(out: Path, size: int, scratch: Path) -> dict[str, float]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_report", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_report",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small runs (a smoke test)")
     parser.add_argument("--sizes", default=None, help="pair pages per report (default 100,1000,10000)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--results", type=Path, help="write the JSON results into this folder (never with --quick)")
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (never with --quick)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in (args.sizes or ("20,60" if args.quick else "100,1000,10000")).split(",")]
     print(f"{os.cpu_count()} CPU(s); load average {os.getloadavg()[0]:.2f}", flush=True)
@@ -90,8 +92,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = scratch / "out"
         contract = realistic.write_contract(scratch / "contract.yaml")
         start = time.perf_counter()
-        audit([str(corpus)], str(contract), str(out), jobs=1 if args.quick else 2, run_id="bench", mutate=False,
-              fail_on=("none",))
+        audit([str(corpus)], str(contract), str(out), jobs=1 if args.quick else 2, run_id="bench",
+              mutate=False, fail_on=("none",))
         print(f"corpus: {max(sizes):,} pairs, {corpus.stat().st_size / 1e6:.1f} MB, audited in "
               f"{time.perf_counter() - start:.1f} s", flush=True)
         for size in sizes:

@@ -7,6 +7,7 @@ library: one browser for a whole test module, a tab per page, clicks and DOM que
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -83,10 +84,8 @@ class Browser:
         return tab
 
     def close(self) -> str:
-        try:
+        with contextlib.suppress(BrowserError):
             self.send("Browser.close")
-        except BrowserError:
-            pass
         try:
             _, err = self.process.communicate(timeout=20)
         except subprocess.TimeoutExpired:

@@ -21,7 +21,8 @@ from tests.helpers import EXAMPLES, FIXTURES
 FORMATS = ("openai", "anthropic", "openai-responses", "otel-genai")
 """The wire formats with worked examples in `fixtures/formats/`."""
 HOSTILE_TEXT = ("<script>alert(1)</script></style><img src=x onerror=\""
-                "document.documentElement.setAttribute('data-pwned','1')\"><a href=\"javascript:alert(2)\">x</a>")
+                "document.documentElement.setAttribute('data-pwned','1')\">"
+                "<a href=\"javascript:alert(2)\">x</a>")
 HOSTILE_PAIR = "hostile-text"
 OTHER_COMPACTOR = "trim-v1"
 CODEX_LOG = EXAMPLES / "agent-logs" / "codex"

@@ -82,7 +82,8 @@ def _visible_views(tab: Tab) -> list[str]:
 
 def _counts(tab: Tab) -> dict[str, int]:
     found: dict[str, Any] = tab.js(
-        "(function(){var c=document.getElementById('filter-counts');return {shown:+c.getAttribute('data-shown'),"
+        "(function(){var c=document.getElementById('filter-counts');"
+        "return {shown:+c.getAttribute('data-shown'),"
         "fail:+c.getAttribute('data-fail'),pass:+c.getAttribute('data-pass'),"
         "rows:document.querySelectorAll('#t-pairs tbody tr:not([hidden])').length};})()")
     return {name: int(value) for name, value in found.items()}
@@ -125,7 +126,8 @@ def test_two_clicks_from_the_code_table_reach_the_marked_stranded_result_and_its
               own_mark_to: own && own.getAttribute('href'), finding: f.id,
               lost_call: lost && lost.id, lost_call_row: lost && lost.closest('tr').className,
               lost_call_text: lost && lost.textContent,
-              result_links_to: link && link.getAttribute('href').slice(1), link_says: link && link.parentNode.textContent,
+              result_links_to: link && link.getAttribute('href').slice(1),
+              link_says: link && link.parentNode.textContent,
               result_row: at.closest('tr').className};})()""")
     assert "p-result" in page["result_kind"] and "marked" in page["result_kind"]
     assert page["result_text"] == "port = 8080"
@@ -203,13 +205,15 @@ def test_message_text_holding_html_renders_as_text(browser: Browser, single: Pat
     found: dict[str, Any] = tab.js("""(function(){
       var s=document.getElementById(location.hash.slice(1));
       var texts=[].map.call(s.querySelectorAll('pre.t'),function(p){return p.textContent;});
-      return {scripts: document.querySelectorAll('script').length, styles: document.querySelectorAll('style').length,
+      return {scripts: document.querySelectorAll('script').length,
+              styles: document.querySelectorAll('style').length,
               images: document.querySelectorAll('img').length,
               handlers: document.querySelectorAll('[onerror],[onload],[onclick]').length,
               js_links: document.querySelectorAll('a[href^="javascript:"]').length,
               pwned: document.documentElement.hasAttribute('data-pwned'), title: document.title,
               texts: texts, session: s.querySelector('p.meta').textContent,
-              children: [].map.call(s.querySelectorAll('pre.t'),function(p){return p.children.length;})};})()""")
+              children: [].map.call(s.querySelectorAll('pre.t'),
+                                    function(p){return p.children.length;})};})()""")
     assert found["scripts"] == 1 and found["styles"] == 1  # the report's own
     assert found["images"] == found["handlers"] == found["js_links"] == 0 and not found["pwned"]
     assert found["title"].startswith("Compaction audit report")
@@ -244,14 +248,16 @@ def test_without_javascript_the_pair_pages_and_tables_still_read(browser: Browse
 def test_a_folder_report_links_the_list_and_each_pair_page_both_ways(
         browser: Browser, dataset: PairsDataset, tmp_path: Path) -> None:
     folder = tmp_path / "site"
-    written = write_report_pages(ReportConfig(str(dataset.out), str(folder) + "/", source_root=str(dataset.root)))
+    config = ReportConfig(str(dataset.out), str(folder) + "/", source_root=str(dataset.root))
+    written = write_report_pages(config)
     assert written.folder and Path(written.path) == folder / "index.html"
     tab = _open(browser, (folder / "index.html").as_uri() + "#pairs")
     tab.click(_row_link(CODEX_PAIR))
     assert tab.js("location.pathname").startswith(str(folder / "pairs"))
     derived: dict[str, Any] = tab.js("""(function(){var s=document.querySelector('section.pairpage');
       return {pair: s.getAttribute('data-pair'), state: s.getAttribute('data-state'),
-              prov: (s.querySelector('.prov')||{}).textContent||'', summary: s.querySelectorAll('tr.r-summary').length,
+              prov: (s.querySelector('.prov')||{}).textContent||'',
+              summary: s.querySelectorAll('tr.r-summary').length,
               marks: s.querySelectorAll('a.mark').length};})()""")
     assert derived["pair"] == CODEX_PAIR and derived["state"] == "found"
     assert "codex" in derived["prov"] and "fidelity" in derived["prov"] and derived["summary"] == 1

@@ -54,8 +54,8 @@ def test_a_stored_failing_pair_marks_the_stranded_result_and_the_call_it_lost(da
     assert "  F1 ERROR TP-ORPHAN tool_pair_integrity at after[" in out
     # the stranded result is kept, with the finding's own mark and a link to the lost call ...
     result = _lines_after(out, "result [", 3)
-    assert result[1] == ">> F1 ERROR TP-ORPHAN tool_pair_integrity: Tool result answers no earlier assistant " \
-                        "tool call."
+    assert result[1] == (">> F1 ERROR TP-ORPHAN tool_pair_integrity: Tool result answers no earlier "
+                         "assistant tool call.")
     assert result[2].startswith("-> its call is not in after: before[") and result[2].endswith("(dropped)")
     # ... and the call it answers was dropped, marked as what F1 points at, linked to its result
     call = _lines_after(out, "call read_file [", 3)
@@ -79,7 +79,8 @@ def test_a_pair_derived_from_an_agent_log_is_derived_again_and_shown_with_its_pr
     assert "  S after[2]  user (summary, in place of before[1:12])" in lines
     # a Responses turn's items each hold their own part: the message its text, each call its call
     turn = [line for line in _lines_after(out, "- before[1]", 8) if not line.startswith(">>")]
-    assert turn[:4] == ["- before[1]  assistant", "Let me read the test and the code.", "- before[2]  function_call",
+    assert turn[:4] == ["- before[1]  assistant", "Let me read the test and the code.",
+                        "- before[2]  function_call",
                         'call read_file [call_1] {"path":"tests/test_checkout.py"}']
 
 
@@ -136,7 +137,8 @@ def test_two_snapshot_files_are_judged_and_shown(fmt: str) -> None:
     assert "findings" not in passing.splitlines()
 
 
-def test_a_passing_pair_shows_its_surviving_mutants_with_the_rule_that_would_catch_them(tmp_path: Path) -> None:
+def test_a_passing_pair_shows_its_surviving_mutants_with_the_rule_that_would_catch_them(
+        tmp_path: Path) -> None:
     folder = FORMAT_FIXTURES / "openai"
     loose = tmp_path / "loose.yaml"
     loose.write_text("version: 1\n", encoding="utf-8")
@@ -197,9 +199,10 @@ def test_the_alignment_reads_every_message_of_both_snapshots_once() -> None:
         for name in ("after.json", "broken.json"):
             raw_before = json.loads((folder / "before.json").read_text(encoding="utf-8"))
             raw_after = json.loads((folder / name).read_text(encoding="utf-8"))
-            before, after = resolve_format(fmt).load_copy(raw_before), resolve_format(fmt).load_copy(raw_after)
+            reader = resolve_format(fmt)
+            before, after = reader.load_copy(raw_before), reader.load_copy(raw_after)
             old = read_messages("before", before, raw_before)
             new = read_messages("after", after, raw_after)
             rows = align(old, new)
-            assert sorted(r.before for r in rows if r.before is not None) == list(range(len(old))), (fmt, name)
-            assert sorted(r.after for r in rows if r.after is not None) == list(range(len(new))), (fmt, name)
+            assert sorted(r.before for r in rows if r.before is not None) == list(range(len(old)))
+            assert sorted(r.after for r in rows if r.after is not None) == list(range(len(new)))

@@ -60,7 +60,8 @@ white-space:pre-wrap}
 td a,summary a{color:var(--accent)}
 details.pair summary a.open{margin-left:10px;font-size:12px}
 .st-fail{color:var(--bad);font-weight:600}.st-pass{color:var(--good);font-weight:600}
-.tag{font-size:11px;border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px;color:var(--muted)}
+.tag{font-size:11px;border:1px solid var(--line);border-radius:4px;padding:0 4px;margin-left:4px;
+color:var(--muted)}
 form.filters{display:flex;flex-wrap:wrap;gap:6px 14px;margin:8px 0;font-size:12px}
 [hidden],form.filters[hidden]{display:none}
 form.filters select,form.filters input{margin-left:4px;font-size:12px;max-width:220px}
@@ -72,7 +73,8 @@ ol.findings li.f-error{border-left-color:var(--bad)}ol.findings li.f-warning{bor
 .provider,.also{font-size:12px;color:var(--muted);margin-top:2px}
 table.diff{width:100%;border-collapse:collapse;table-layout:fixed;margin:6px 0 20px}
 table.diff th{background:var(--panel);text-align:left;padding:3px 8px}
-table.diff td{vertical-align:top;border-bottom:1px solid var(--line);padding:4px 6px;width:50%;overflow-wrap:anywhere}
+table.diff td{vertical-align:top;border-bottom:1px solid var(--line);padding:4px 6px;width:50%;
+overflow-wrap:anywhere}
 tr.r-dropped>td:first-child{background:#c0392b17}
 tr.r-added>td:last-child,tr.r-summary>td:last-child{background:#1e844917}
 tr.r-changed>td{background:#b7791f17}
@@ -131,14 +133,18 @@ document.querySelectorAll('svg.chart').forEach(function(svg){
 var root=document.documentElement,views=[].slice.call(document.querySelectorAll('.view'));
 var FILTERS=['night','compactor','status','check','code','operator','origin','q'];
 function viewOf(el){while(el&&!(el.classList&&el.classList.contains('view'))){el=el.parentNode;}return el;}
-function params(query){var out={};query.split('&').forEach(function(item){if(!item)return;var at=item.indexOf('=');
+function params(query){var out={};query.split('&').forEach(function(item){if(!item)return;
+  var at=item.indexOf('=');
   var k=decodeURIComponent(at<0?item:item.slice(0,at)),v=at<0?'':item.slice(at+1);
   try{out[k]=decodeURIComponent(v.replace(/[+]/g,' '));}catch(e){out[k]=v;}});return out;}
 var list=document.getElementById('t-pairs'),rows=[],facets=[],state={},wanted=null;
 function values(f,name){var v=f[name];if(v===null||v===undefined)return[''];return Array.isArray(v)?v:[v];}
-function hits(f,name,want){if(name==='q')return f.q.indexOf(want.toLowerCase())>=0;return values(f,name).indexOf(want)>=0;}
-function keep(f,skip){for(var name in state){if(name!==skip&&!hits(f,name,state[name]))return false;}return true;}
-function query(){var out=[];FILTERS.forEach(function(name){if(name in state)out.push(name+'='+encodeURIComponent(state[name]));});
+function hits(f,name,want){if(name==='q')return f.q.indexOf(want.toLowerCase())>=0;
+  return values(f,name).indexOf(want)>=0;}
+function keep(f,skip){for(var name in state){if(name!==skip&&!hits(f,name,state[name]))return false;}
+  return true;}
+function query(){var out=[];FILTERS.forEach(function(name){
+  if(name in state)out.push(name+'='+encodeURIComponent(state[name]));});
   return '#pairs'+(out.length?'?'+out.join('&'):'');}
 function refresh(){
   if(!list)return;
@@ -149,7 +155,8 @@ function refresh(){
     var name=select.getAttribute('data-filter'),counts={},order=[];
     facets.forEach(function(f){if(!keep(f,name))return;values(f,name).forEach(function(v){
       if(!(v in counts)){counts[v]=0;order.push(v);}counts[v]++;});});
-    facets.forEach(function(f){values(f,name).forEach(function(v){if(!(v in counts)){counts[v]=0;order.push(v);}});});
+    facets.forEach(function(f){values(f,name).forEach(function(v){
+      if(!(v in counts)){counts[v]=0;order.push(v);}});});
     if((name in state)&&!(state[name] in counts)){counts[state[name]]=0;order.push(state[name]);}
     order.sort();
     select.parentNode.hidden=(order.length===0);
@@ -172,7 +179,8 @@ if(list){
   form.querySelectorAll('select,input').forEach(function(control){
     control.addEventListener(control.tagName==='INPUT'?'input':'change',function(){
       var name=control.getAttribute('data-filter');
-      if(control.tagName==='SELECT'&&control.selectedIndex===0||control.tagName==='INPUT'&&!control.value){delete state[name];}
+      if(control.tagName==='SELECT'&&control.selectedIndex===0||control.tagName==='INPUT'&&!control.value){
+        delete state[name];}
       else{state[name]=control.value;}
       wanted=null;history.replaceState(null,'',query());refresh();});});}
 function route(){
@@ -187,7 +195,8 @@ function route(){
     FILTERS.forEach(function(name){if(name in p)state[name]=p[name];});
     wanted=('n' in p)?parseInt(p.n,10):null;refresh();}
   document.querySelectorAll('.hit').forEach(function(el){el.classList.remove('hit');});
-  if(target&&target!==view){var shown=target.closest('.part,.msg,li,tr,td')||target;shown.classList.add('hit');
+  if(target&&target!==view){var shown=target.closest('.part,.msg,li,tr,td')||target;
+    shown.classList.add('hit');
     shown.scrollIntoView();}else{window.scrollTo(0,0);}}
 window.addEventListener('hashchange',route);
 route();

@@ -81,7 +81,8 @@ def table(table_id: str, frame: pl.DataFrame, columns: Sequence[Column], key: st
     rows = []
     for row in frame.iter_rows(named=True):
         row_key = "\t".join("" if row[k] is None else str(row[k]) for k in keys)
-        cells = "".join(_cell(row[name], kind, name, (links or {})[name](row) if name in (links or {}) else None)
+        linked = links or {}
+        cells = "".join(_cell(row[name], kind, name, linked[name](row) if name in linked else None)
                         for name, _, kind in columns)
         rows.append(f'<tr data-key="{_e(row_key)}">{cells}</tr>')
     return (f'<table class="data" id="{_e(table_id)}"><thead><tr>{head}</tr></thead>'
@@ -156,7 +157,8 @@ def _summary(data: ReportData, pages: PairPages | None) -> str:
     fails = filter_href(t.failed, status="fail") if pages is not None and t.failed else None
     cards = "".join([
         _card(_int(t.pairs), "pairs", "pairs"), _card(_int(t.passed), "pass", "passed"),
-        _card(_int(t.failed), "fail", "failed", fails), _card(_int(t.input_errors), "input errors", "input_errors"),
+        _card(_int(t.failed), "fail", "failed", fails),
+        _card(_int(t.input_errors), "input errors", "input_errors"),
         _card(_int(t.engine_errors), "engine errors", "engine_errors"),
         _card(_pct(t.failure_rate), "failure rate (of pairs checked)", "failure_rate"),
         _card(_int(t.caught + t.survived), "mutants judged", "mutants"),
@@ -259,7 +261,8 @@ def _failures(data: ReportData, pages: PairPages | None) -> str:
         '<p class="muted">Each compactor and check that ever failed: the first night it failed, the night '
         "its current streak began (empty when its latest night passed), the streak in nights, and "
         "nights failed of nights audited.</p>",
-        table("t-streaks", data.streaks, _STREAKS, ("compactor", "check"), _streak_links(pages)), "</section>",
+        table("t-streaks", data.streaks, _STREAKS, ("compactor", "check"), _streak_links(pages)),
+        "</section>",
     ])
 
 

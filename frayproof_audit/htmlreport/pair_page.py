@@ -98,15 +98,18 @@ def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
     pair = shown.pair
     counts = "" if pair.errors is None else f" · {pair.errors} error(s), {pair.warnings or 0} warning(s)"
     survived = f" · {pair.survived} surviving mutant(s)" if pair.survived else ""
-    command = f"frayproof-audit show {shlex.quote(out)} {shlex.quote(pair.pair_id)} --run {shlex.quote(pair.run_id)}"
+    command = (f"frayproof-audit show {shlex.quote(out)} {shlex.quote(pair.pair_id)} "
+               f"--run {shlex.quote(pair.run_id)}")
     parts = [
-        f'<section class="view pairpage" id="{key}" data-pair="{_e(pair.pair_id)}" data-run="{_e(pair.run_id)}" '
+        f'<section class="view pairpage" id="{key}" data-pair="{_e(pair.pair_id)}" '
+        f'data-run="{_e(pair.run_id)}" '
         f'data-state="{_e(shown.state)}">',
         f'<p class="crumbs"><a href="{index}#summary">Report</a> › <a href="{index}#pairs">Pairs</a></p>',
         f'<h2>Pair <code>{_e(pair.pair_id)}</code></h2>',
         f'<p class="meta"><b class="st-{_e(pair.status)}">{_e(pair.status)}</b>{_e(counts + survived)} · '
         f"compactor <code>{_e(pair.compactor if pair.compactor is not None else '(none)')}</code> · night "
-        f"{_e(pair.log_date.isoformat())} · format {_e(pair.format or '?')} · run <code>{_e(pair.run_id)}</code>"
+        f"{_e(pair.log_date.isoformat())} · format {_e(pair.format or '?')} · run "
+        f"<code>{_e(pair.run_id)}</code>"
         + (f" · session <code>{_e(pair.session_id)}</code>" if pair.session_id else "") + "</p>",
         f'<p class="meta">From <code>{_e(pair.source)}</code> {"row" if pair.parquet else "line"} '
         f"{pair.source_row} · in a terminal: <code>{_e(command)}</code></p>",
@@ -115,7 +118,8 @@ def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
         items = " · ".join(f"{_e(name)} <code>{_e(value)}</code>" for name, value in pair.provenance)
         parts.append(f'<p class="meta prov">Derived from an agent log: {items}</p>')
     if shown.state != "found":
-        parts.append(f'<p class="notice" data-notice="{_e(shown.state)}">Messages not shown: {_e(shown.notice)}. '
+        parts.append(f'<p class="notice" data-notice="{_e(shown.state)}">Messages not shown: '
+                     f"{_e(shown.notice)}. "
                      "The findings below are those the audit recorded.</p>")
     parts.append(_findings(shown, key))
     parts.append(_survivors(shown, key))
@@ -142,8 +146,9 @@ def _findings(shown: ShownPair, key: str) -> str:
         tags = [tag for tag in (finding.origin, "repairable" if finding.repairable else None) if tag]
         tag_html = "".join(f' <span class="tag">{_e(tag)}</span>' for tag in tags)
         items.append(
-            f'<li id="{key}-{item.ref}" class="f f-{_e(finding.severity)}" data-code="{_e(finding.code or "")}">'
-            f'<span class="ref">{item.ref}</span> <b class="sev-{_e(finding.severity)}">{_e(finding.severity)}</b> '
+            f'<li id="{key}-{item.ref}" class="f f-{_e(finding.severity)}" '
+            f'data-code="{_e(finding.code or "")}"><span class="ref">{item.ref}</span> '
+            f'<b class="sev-{_e(finding.severity)}">{_e(finding.severity)}</b> '
             f'<code>{_e(finding.code or "–")}</code> {_e(finding.check)} at {where}{tag_html}: '
             f'{_e(finding.message)}{"".join(extra)}</li>')
     return f'<h3>Findings</h3><ol class="findings">{"".join(items)}</ol>'
@@ -158,8 +163,10 @@ def _survivors(shown: ShownPair, key: str) -> str:
         places = [a for a in item.anchors if a.position is not None]
         sites = ", ".join(_e(site) for site in survivor.sites) or "–"
         if places:
-            sites += " (" + ", ".join(f'<a href="#{anchor_id(key, a)}">{_e(a.label)}</a>' for a in places) + ")"
-        rows.append(f'<tr id="{key}-{item.ref}"><td>{item.ref}</td><td><code>{_e(survivor.operator)}</code></td>'
+            sites += " (" + ", ".join(f'<a href="#{anchor_id(key, a)}">{_e(a.label)}</a>'
+                                      for a in places) + ")"
+        rows.append(f'<tr id="{key}-{item.ref}"><td>{item.ref}</td>'
+                    f"<td><code>{_e(survivor.operator)}</code></td>"
                     f"<td>{sites}</td><td>{_e(survivor.description)}</td><td>{_e(survivor.rule)}</td></tr>")
     return ('<h3>Surviving mutants</h3><p class="muted">Corruptions of this compaction the contract '
             "accepted: each is a gap in the contract, with the rule that would catch it.</p>"
@@ -203,8 +210,10 @@ def _row(view: PairView, key: str, row: Row, budget: _Budget, command: str) -> s
         cell = _message(view, key, view.after[row.after], budget, command, kind,
                         also=view.before[row.before])
         return f'<tr class="r-kept"><td colspan="2">{cell}</td></tr>'
-    left = _message(view, key, view.before[row.before], budget, command, kind) if row.before is not None else ""
-    right = _message(view, key, view.after[row.after], budget, command, kind) if row.after is not None else ""
+    left = ("" if row.before is None else
+            _message(view, key, view.before[row.before], budget, command, kind))
+    right = ("" if row.after is None else
+             _message(view, key, view.after[row.after], budget, command, kind))
     if kind == "summary" and row.replaces is not None:
         first, last = row.replaces
         left = (f'<p class="muted">in place of <a href="#{key}-b{first}">{_e(span(view.before[first:last]))}'
@@ -228,9 +237,10 @@ def _changes(old: WireMessage, new: WireMessage) -> list[str]:
         while same < limit and a.text[same] == b.text[same]:
             same += 1
         change = len(b.text) - len(a.text)
-        size = f"{abs(change):,} characters {'longer' if change > 0 else 'shorter'}" if change else "the same length"
-        notes.append(f"part {number} ({b.site}): the first {same:,} characters are the same, then it differs; "
-                     f"{size}")
+        size = (f"{abs(change):,} characters {'longer' if change > 0 else 'shorter'}" if change
+                else "the same length")
+        notes.append(f"part {number} ({b.site}): the first {same:,} characters are the same, then it "
+                     f"differs; {size}")
     if len(old.parts) != len(new.parts):
         notes.append(f"{len(old.parts)} part(s) before, {len(new.parts)} after")
     if not notes and old.key != new.key:
@@ -257,14 +267,16 @@ def _message(view: PairView, key: str, message: WireMessage, budget: _Budget, co
     side = SIDE[message.snapshot]
     places = [(message.snapshot, message.position)] + ([(also.snapshot, also.position)] if also else [])
     labels = f"{also.label} = {message.label}" if also is not None else message.label
-    extra_anchor = f'<span id="{key}-{SIDE[also.snapshot]}{also.position}"></span>' if also is not None else ""
+    extra_anchor = ("" if also is None else
+                    f'<span id="{key}-{SIDE[also.snapshot]}{also.position}"></span>')
     badge = f' <span class="kind k-{kind}">{KIND_WORDS[kind]}</span>' if kind != "kept" else ""
     head = (f'<div class="mh">{extra_anchor}<span class="lbl">{_e(labels)}</span> <span class="role">'
             f'{_e(message.role)}</span>{badge} <span class="sz">{_size(message.size)}</span>'
             f"{_marks(view.merged(places, None), key)}</div>")
     parts = []
     for number, part in enumerate(message.parts):
-        ids = f'<span id="{key}-{SIDE[also.snapshot]}{also.position}-{number}"></span>' if also is not None else ""
+        ids = ("" if also is None else
+               f'<span id="{key}-{SIDE[also.snapshot]}{also.position}-{number}"></span>')
         marks = view.merged(places, number)
         link = view.links.get((message.snapshot, message.position, number))
         link_html = ""
@@ -275,7 +287,8 @@ def _message(view: PairView, key: str, message: WireMessage, budget: _Budget, co
             link_html = f'<div class="lk">→ {_e(link.heading)}{": " + targets if targets else ""}</div>'
         full = (message.snapshot, message.position, number) in budget.full
         cls = " marked" if marks else ""
-        parts.append(f'<div class="part p-{part.kind}{cls}" id="{key}-{side}{message.position}-{number}">{ids}'
+        parts.append(f'<div class="part p-{part.kind}{cls}" id="{key}-{side}{message.position}-{number}">'
+                     f"{ids}"
                      f"{_part_head(part, message.label)}{_marks(marks, key)}{link_html}"
                      f"{_text(part, full, bool(marks), command)}</div>")
     return f'<div class="msg" id="{key}-{side}{message.position}">{head}{"".join(parts)}</div>'

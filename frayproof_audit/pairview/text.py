@@ -79,7 +79,8 @@ def header(pair: StoredPair) -> list[str]:
     lines = [f"pair {visible(pair.pair_id)} (run {pair.run_id})",
              f"  {pair.status}{counts}{survived} · compactor {visible(pair.compactor or '(none)')} · night "
              f"{pair.log_date.isoformat()} · format {pair.format or '?'}",
-             f"  {visible(pair.place)}" + (f" · session {visible(pair.session_id)}" if pair.session_id else "")]
+             f"  {visible(pair.place)}"
+             + (f" · session {visible(pair.session_id)}" if pair.session_id else "")]
     if pair.provenance:
         lines.append("  from an agent log: " + " · ".join(f"{name} {visible(str(value))}"
                                                          for name, value in pair.provenance))
@@ -156,7 +157,8 @@ def _mark(out: _Out, mark: Mark) -> str:
     """`>> F1 ERROR TP-ORPHAN tool_pair_integrity: ...`, `>> F1 TP-ORPHAN points here (named by
     F1, at after[2])`, `>> S1 survived drop_tool_result: ...`."""
     if mark.kind in ("error", "warning"):
-        return out.paint(f">> {mark.ref} {mark.kind.upper()} {mark.code}", mark.kind) + f" {visible(mark.note)}"
+        badge = out.paint(f">> {mark.ref} {mark.kind.upper()} {mark.code}", mark.kind)
+        return f"{badge} {visible(mark.note)}"
     if mark.kind == "survivor":
         return out.paint(f">> {mark.ref} survived {mark.code}", "survivor") + f": {visible(mark.note)}"
     return out.paint(f">> {mark.ref} {mark.code} points here", "related") + f" ({visible(mark.note)})"

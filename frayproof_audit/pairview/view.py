@@ -174,18 +174,21 @@ class PairView:
             for mark in self.marks_at(snapshot, position, part):
                 if mark.ref not in found or found[mark.ref].kind == "related":
                     found[mark.ref] = mark
-        return sorted(found.values(), key=lambda mark: (mark.kind == "related", mark.ref[0], int(mark.ref[1:])))
+        return sorted(found.values(),
+                      key=lambda mark: (mark.kind == "related", mark.ref[0], int(mark.ref[1:])))
 
     def marked(self, snapshot: str, position: int) -> bool:
         """Whether anything is marked on the message or one of its parts."""
         if (snapshot, position, None) in self.marks:
             return True
-        return any((snapshot, position, k) in self.marks for k in range(len(self.messages(snapshot)[position].parts)))
+        parts = len(self.messages(snapshot)[position].parts)
+        return any((snapshot, position, k) in self.marks for k in range(parts))
 
 
 def findings_only(findings: Sequence[Finding], survivors: Sequence[Survivor] = ()) -> PairView:
     """The view of a pair whose messages cannot be shown: its findings and survivors, unplaced."""
-    return PairView((), (), (), tuple(ShownFinding(f"F{n}", f, None, (), ()) for n, f in enumerate(findings, 1)),
+    return PairView((), (), (),
+                    tuple(ShownFinding(f"F{n}", f, None, (), ()) for n, f in enumerate(findings, 1)),
                     tuple(ShownSurvivor(f"S{n}", s, ()) for n, s in enumerate(survivors, 1)))
 
 
@@ -235,7 +238,8 @@ def _provider_texts(after: Loaded, before: Loaded) -> list[tuple[int | None, str
 class _Places:
     """Positions of wire indices, labels and call ids in both snapshots."""
 
-    def __init__(self, before: Sequence[WireMessage], after: Sequence[WireMessage], rows: Sequence[Row]) -> None:
+    def __init__(self, before: Sequence[WireMessage], after: Sequence[WireMessage],
+                 rows: Sequence[Row]) -> None:
         self.lists = {"before": before, "after": after}
         self.by_index = {name: {m.index: m.position for m in messages if m.index is not None}
                          for name, messages in self.lists.items()}
@@ -262,7 +266,8 @@ class _Places:
 
     def finding_anchor(self, finding: Finding) -> Anchor:
         snapshot = finding.snapshot if finding.snapshot in self.lists else "after"
-        position = self.by_index[snapshot].get(finding.message_index) if finding.message_index is not None else None
+        index = finding.message_index
+        position = self.by_index[snapshot].get(index) if index is not None else None
         if position is None:
             return self.anchor(snapshot, None)
         part = None
@@ -320,8 +325,8 @@ class _Places:
                 fates = tuple("" if same else self.fate.get((s, p), "kept") for s, p, _, _ in targets)
                 heading = f"its {wanted}" if same else (f"its {wanted} is not in {snapshot}" if other
                                                         else f"no {wanted} of this id in either snapshot")
-                out[(snapshot, position, number)] = Link(anchors, self._note(part.kind, snapshot, same, other),
-                                                         heading, fates)
+                note = self._note(part.kind, snapshot, same, other)
+                out[(snapshot, position, number)] = Link(anchors, note, heading, fates)
         return out
 
     def _note(self, kind: str, snapshot: str, same: list[tuple[str, int, int, Part]],

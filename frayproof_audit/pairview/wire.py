@@ -164,7 +164,8 @@ def _role(value: Any, neutral: str | None) -> str:
 def _other(snapshot: str, index: int, value: Any) -> Part:
     """A wire message the neutral reading takes no message from (a reasoning item of a turn)."""
     kind = value.get("type") if isinstance(value, dict) else None
-    return Part("block", json_text(value), f"{snapshot}[{index}]", name=kind if isinstance(kind, str) else None)
+    return Part("block", json_text(value), f"{snapshot}[{index}]",
+                name=kind if isinstance(kind, str) else None)
 
 
 def json_text(value: Any) -> str:
@@ -200,7 +201,8 @@ def _content_parts(content: Any, site: str) -> list[Part]:
         return [Part("block", json_text(content), site)]
     parts = []
     for block in content:
-        if isinstance(block, dict) and block.get("type") in TEXT_BLOCK_TYPES and isinstance(block.get("text"), str):
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(block, dict) and block.get("type") in TEXT_BLOCK_TYPES and isinstance(text, str):
             parts.append(Part("text", block["text"], site))
         elif isinstance(block, str):
             parts.append(Part("text", block, site))
