@@ -7,20 +7,21 @@ place and every mark back to its finding, and a call links to its result (or say
 gone, and where it was). Long texts fold (`<details>`, their size in the summary), and a page
 holds at most `PAGE_CHARS` characters of message text, given first to the marked messages,
 then to what changed, then to what was dropped or kept: the file grows with the pairs shown,
-never with the size of one session. Everything from the logs is escaped; nothing here writes a
-style attribute or a script (the page's policy forbids both).
+never with the size of one session (at most `MAX_ROWS` rows are drawn, and a fold keeps only
+the anchors something links to). Everything from the logs is escaped; nothing here writes a style
+attribute or a script (the page's policy forbids both).
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from dataclasses import replace
 from html import escape
 
 from frayproof_audit.htmlreport.pages import PairPage
 from frayproof_audit.pairview.align import Row
 from frayproof_audit.pairview.plan import Gap, shown_rows, span
-from frayproof_audit.pairview.stored import ShownPair
 from frayproof_audit.pairview.view import Anchor, Mark, PairView
 from frayproof_audit.pairview.wire import Part, WireMessage
 
@@ -32,6 +33,12 @@ PART_CHARS = 6000
 PREVIEW_CHARS = 160
 PAGE_CHARS = 40_000
 """Characters of message text one pair page holds at most."""
+MAX_ROWS = 120
+"""Rows of the aligned view one page draws at most (the marked ones first)."""
+MAX_FINDINGS = 50
+"""Findings (and survivors) a page lists and marks; the rest are counted, `show` lists them."""
+MAX_RELATED = 12
+"""Places one finding is marked at besides its own (the rest are counted)."""
 KEEP = 2
 """Messages shown at each end of a folded stretch of unmarked kept or dropped messages."""
 SIDE = {"before": "b", "after": "a"}
@@ -112,7 +119,8 @@ def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
         f"<code>{_e(pair.run_id)}</code>"
         + (f" · session <code>{_e(pair.session_id)}</code>" if pair.session_id else "") + "</p>",
         f'<p class="meta">From <code>{_e(pair.source)}</code> {"row" if pair.parquet else "line"} '
-        f"{pair.source_row} · in a terminal: <code>{_e(command)}</code></p>",
+        f"{pair.source_row} · in a terminal: <code>{_e(command)}</code> (with <code>--full</code>, every "
+        f"message and character: this page shows at most {PAGE_CHARS:,} characters of messages)</p>",
     ]
     if pair.provenance:
         items = " · ".join(f"{_e(name)} <code>{_e(value)}</code>" for name, value in pair.provenance)
@@ -121,19 +129,41 @@ def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
         parts.append(f'<p class="notice" data-notice="{_e(shown.state)}">Messages not shown: '
                      f"{_e(shown.notice)}. "
                      "The findings below are those the audit recorded.</p>")
-    parts.append(_findings(shown, key))
-    parts.append(_survivors(shown, key))
-    if shown.view.has_messages:
-        parts.append(_messages(shown.view, key, command))
+    view = trimmed(shown.view)
+    parts.append(_findings(view, shown.view, key, command))
+    parts.append(_survivors(view, key))
+    if view.has_messages:
+        parts.append(_messages(view, key, command))
     parts.append("</section>")
     return "".join(parts)
 
 
-def _findings(shown: ShownPair, key: str) -> str:
-    if not shown.view.findings:
+def trimmed(view: PairView) -> PairView:
+    """The view a page draws: its first `MAX_FINDINGS` findings and survivors, each marked at its
+    own place and at no more than `MAX_RELATED` of the places it points at (a retention finding
+    can name a stretch of thousands), so the marks that decide which rows are drawn stay few."""
+    if (len(view.findings) <= MAX_FINDINGS and len(view.survivors) <= MAX_FINDINGS
+            and all(len(item.related) <= MAX_RELATED for item in view.findings)):
+        return view
+    findings = tuple(replace(item, related=item.related[:MAX_RELATED])
+                     for item in view.findings[:MAX_FINDINGS])
+    survivors = view.survivors[:MAX_FINDINGS]
+    own = {item.ref for item in findings} | {item.ref for item in survivors}
+    pointed = {(item.ref, (a.snapshot, a.position, a.part)) for item in findings for a in item.related}
+    marks = {}
+    for place, found in view.marks.items():
+        kept = tuple(mark for mark in found if mark.ref in own
+                     and (mark.kind != "related" or (mark.ref, place) in pointed))
+        if kept:
+            marks[place] = kept
+    return replace(view, findings=findings, survivors=survivors, marks=marks)
+
+
+def _findings(view: PairView, whole: PairView, key: str, command: str) -> str:
+    if not view.findings:
         return ""
     items = []
-    for item in shown.view.findings:
+    for item in view.findings:
         finding = item.finding
         where = (f'<a href="#{anchor_id(key, item.anchor)}">{_e(item.anchor.label)}</a>'
                  if item.anchor is not None and item.anchor.position is not None else _e(finding.where))
@@ -142,6 +172,8 @@ def _findings(shown: ShownPair, key: str) -> str:
             extra.append(f'<div class="provider">provider: <q>{_e(text)}</q></div>')
         if item.related:
             links = ", ".join(f'<a href="#{anchor_id(key, a)}">{_e(a.label)}</a>' for a in item.related)
+            more = len(_related(whole, item.ref)) - len(item.related)
+            links += f" and {more:,} more" if more > 0 else ""
             extra.append(f'<div class="also">also marked: {links}</div>')
         tags = [tag for tag in (finding.origin, "repairable" if finding.repairable else None) if tag]
         tag_html = "".join(f' <span class="tag">{_e(tag)}</span>' for tag in tags)
@@ -151,14 +183,21 @@ def _findings(shown: ShownPair, key: str) -> str:
             f'<b class="sev-{_e(finding.severity)}">{_e(finding.severity)}</b> '
             f'<code>{_e(finding.code or "–")}</code> {_e(finding.check)} at {where}{tag_html}: '
             f'{_e(finding.message)}{"".join(extra)}</li>')
-    return f'<h3>Findings</h3><ol class="findings">{"".join(items)}</ol>'
+    more = len(whole.findings) - len(view.findings)
+    note = (f'<p class="cut">… and {more:,} more findings, not listed or marked on this page: '
+            f"<code>{_e(command)}</code> lists them all.</p>" if more > 0 else "")
+    return f'<h3>Findings</h3><ol class="findings">{"".join(items)}</ol>{note}'
 
 
-def _survivors(shown: ShownPair, key: str) -> str:
-    if not shown.view.survivors:
+def _related(view: PairView, ref: str) -> tuple[Anchor, ...]:
+    return next((item.related for item in view.findings if item.ref == ref), ())
+
+
+def _survivors(view: PairView, key: str) -> str:
+    if not view.survivors:
         return ""
     rows = []
-    for item in shown.view.survivors:
+    for item in view.survivors:
         survivor = item.survivor
         places = [a for a in item.anchors if a.position is not None]
         sites = ", ".join(_e(site) for site in survivor.sites) or "–"
@@ -176,13 +215,15 @@ def _survivors(shown: ShownPair, key: str) -> str:
 
 
 def _messages(view: PairView, key: str, command: str) -> str:
-    items = shown_rows(view, KEEP)
+    items = _capped(view, shown_rows(view, KEEP), command)
     budget = _Budget(view, items)
+    drawn = [item for item in items if not isinstance(item, Gap)]
+    wanted = _referenced(view, key, drawn)
     counts = ", ".join(f"{count:,} {kind}" for kind, count in view.counts().items() if count)
     body = []
     for item in items:
         if isinstance(item, Gap):
-            body.append(_gap(view, key, item))
+            body.append(_gap(view, key, item, wanted))
         else:
             body.append(_row(view, key, item, budget, command))
     return (f'<h3>Messages</h3><p class="muted">{_e(counts)}. Kept messages span both columns; marks '
@@ -191,17 +232,80 @@ def _messages(view: PairView, key: str, command: str) -> str:
             f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
 
 
-def _gap(view: PairView, key: str, gap: Gap) -> str:
-    anchors = []
+def _capped(view: PairView, items: list[Row | Gap], command: str) -> list[Row | Gap]:
+    """At most `MAX_ROWS` rows drawn: summaries and the rows a finding or survivor is marked at
+    first, then those a finding points at, then the rows nearest the start and the end; the rest
+    (a compaction that dropped every other message of a long session leaves no stretch long
+    enough to fold) is one line per run saying how many and how to see them."""
+    rows = [item for item in items if not isinstance(item, Gap)]
+    if len(rows) <= MAX_ROWS:
+        return items
+
+    def rank(number: int, row: Row) -> tuple[int, int]:
+        marks = [mark for snapshot, position in (("before", row.before), ("after", row.after))
+                 if position is not None
+                 for part in (None, *range(len(view.messages(snapshot)[position].parts)))
+                 for mark in view.marks_at(snapshot, position, part)]
+        edge = min(number, len(rows) - 1 - number)
+        if row.kind == "summary" or any(mark.kind != "related" for mark in marks):
+            return (0, edge)
+        return (1, edge) if marks else (2, edge)
+
+    ranked = sorted(range(len(rows)), key=lambda number: (rank(number, rows[number]), number))
+    chosen = {id(rows[number]) for number in ranked[:MAX_ROWS]}
+    out: list[Row | Gap] = []
+    hidden: list[Row] = []
+
+    def flush() -> None:
+        if hidden:
+            noun = "message" if len(hidden) == 1 else "messages"
+            out.append(Gap("more", tuple(hidden), f"{len(hidden):,} more {noun}, not drawn on this page "
+                           f"(it draws at most {MAX_ROWS:,} rows, the marked ones first): {command} --full"))
+            hidden.clear()
+
+    for item in items:
+        if not isinstance(item, Gap) and id(item) in chosen:
+            flush()
+            out.append(item)
+        else:
+            hidden.extend(item.rows if isinstance(item, Gap) else (item,))
+    flush()
+    return out
+
+
+def _referenced(view: PairView, key: str, drawn: Sequence[Row]) -> set[str]:
+    """The anchor ids the page links to: the findings' and survivors' places, the call or result
+    of every drawn part, the first message a drawn summary replaces. A folded message keeps
+    its anchor only when one of them names it, so a fold costs a line, not a line per message."""
+    anchors: list[Anchor] = [a for item in view.findings for a in (item.anchor, *item.related)
+                             if a is not None]
+    anchors += [a for item in view.survivors for a in item.anchors]
+    wanted = {anchor_id(key, a) for a in anchors}
+    for row in drawn:
+        for snapshot, position in (("before", row.before), ("after", row.after)):
+            if position is None:
+                continue
+            for number in range(len(view.messages(snapshot)[position].parts)):
+                link = view.links.get((snapshot, position, number))
+                if link is not None:
+                    wanted.update(anchor_id(key, a) for a in link.targets)
+        if row.kind == "summary" and row.replaces is not None:
+            wanted.add(f"{key}-b{row.replaces[0]}")
+    return wanted
+
+
+def _gap(view: PairView, key: str, gap: Gap, wanted: set[str]) -> str:
+    anchors: list[str] = []
     for row in gap.rows:
         for snapshot, position in (("before", row.before), ("after", row.after)):
             if position is not None:
                 message = view.messages(snapshot)[position]
-                anchors.append(f'<span id="{key}-{SIDE[snapshot]}{position}"></span>')
-                anchors.extend(f'<span id="{key}-{SIDE[snapshot]}{position}-{n}"></span>'
-                               for n in range(len(message.parts)))
-    return (f'<tr class="gap r-{gap.kind}"><td colspan="2">{"".join(anchors)}… {_e(gap.label)} '
-            "(unmarked, folded) …</td></tr>")
+                ids = [f"{key}-{SIDE[snapshot]}{position}",
+                       *(f"{key}-{SIDE[snapshot]}{position}-{n}" for n in range(len(message.parts)))]
+                anchors.extend(f'<span id="{name}"></span>' for name in ids if name in wanted)
+    note = "" if gap.kind == "more" else " (unmarked, folded)"
+    return (f'<tr class="gap r-{gap.kind}"><td colspan="2">{"".join(anchors)}… {_e(gap.label)}{note} '
+            "…</td></tr>")
 
 
 def _row(view: PairView, key: str, row: Row, budget: _Budget, command: str) -> str:
@@ -317,14 +421,12 @@ def _text(part: Part, full: bool, opened: bool, command: str) -> str:
         rest = len(text) - PREVIEW_CHARS
         shown = f'<pre class="t">{_t(text[:PREVIEW_CHARS])}</pre>'
         if rest > 0:
-            shown += (f'<p class="cut">… {rest:,} more characters are not in this page (it shows at most '
-                      f"{PAGE_CHARS:,} characters of messages): <code>{_e(command)} --full</code></p>")
+            shown += f'<p class="cut">… {rest:,} more characters (<code>--full</code>)</p>'
         return shown
     lines = text.count("\n") + 1
     body = f'<pre class="t">{_t(text[:PART_CHARS])}</pre>'
     if len(text) > PART_CHARS:
-        body += (f'<p class="cut">… {len(text) - PART_CHARS:,} more characters: '
-                 f"<code>{_e(command)} --full</code></p>")
+        body += f'<p class="cut">… {len(text) - PART_CHARS:,} more characters (<code>--full</code>)</p>'
     if len(text) <= FOLD_CHARS and lines <= FOLD_LINES:
         return body
     summary = f"{len(text):,} characters" + (f", {lines:,} lines" if lines > 1 else "")
