@@ -75,7 +75,7 @@ def measure(out: Path, size: int, scratch: Path) -> dict[str, float]:
     pages = len(written.pages.pages)
     where = Path(written.path).parent if written.folder else Path(written.path)
     total = size_of(where)
-    shown = sum(1 for page in written.pages.pages if page.shown.state == "found")
+    shown = sum(1 for page in written.pages.pages if page.state == "found")
     return {"pages": pages, "bytes": total, "bytes_per_page": total / max(pages, 1), "seconds": seconds,
             "ms_per_page": 1000 * seconds / max(pages, 1), "folder": written.folder, "with_messages": shown}
 

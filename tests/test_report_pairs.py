@@ -15,6 +15,7 @@ from frayproof_audit.htmlreport import ReportConfig, ReportError
 from frayproof_audit.htmlreport import write as report_write
 from frayproof_audit.htmlreport.pair_page import MAX_FINDINGS, MAX_ROWS, PAGE_CHARS, PREVIEW_CHARS, anchor_id
 from frayproof_audit.htmlreport.write import MARKER, write_report_pages
+from frayproof_audit.pairview.stored import show_stored
 from tests.corpus_support import CONTRACT_TEXT, line, record, write_jsonl
 from tests.helpers import call, result, run_cli, system, user
 from tests.pair_pages_support import HOSTILE_PAIR, HOSTILE_TEXT, PairsDataset, build_pairs_dataset
@@ -40,13 +41,14 @@ def uniform(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _section(page: str, pair_id: str) -> str:
-    found = re.search(f'<section class="view pairpage" id="p[0-9a-f]+" data-pair="{re.escape(pair_id)}"', page)
+    opening = f'<section class="view pairpage" id="p[0-9a-f]+" data-pair="{re.escape(pair_id)}"'
+    found = re.search(opening, page)
     assert found is not None, pair_id
     return page[found.start():page.index("</section>", found.start())]
 
 
-def test_the_cap_keeps_the_worst_pairs_and_says_how_many_of_how_many(dataset: PairsDataset,
-                                                                     tmp_path: Path) -> None:
+def test_the_cap_keeps_the_worst_pairs_and_says_how_many_of_how_many(
+        dataset: PairsDataset, tmp_path: Path) -> None:
     target = tmp_path / "r.html"
     done = run_cli("report", dataset.out, "-o", target, "--max-pairs", "3", "--source-root", dataset.root)
     assert done.stdout.endswith(", 3 of 7 (--max-pairs 3) pair page(s)\n")
@@ -58,14 +60,15 @@ def test_the_cap_keeps_the_worst_pairs_and_says_how_many_of_how_many(dataset: Pa
     assert none.pages.pages == () and none.pages.candidates == 7
 
 
-def test_every_page_is_read_back_and_the_cli_says_when_an_input_is_gone(dataset: PairsDataset,
-                                                                        tmp_path: Path) -> None:
+def test_every_page_is_read_back_and_the_cli_says_when_an_input_is_gone(
+        dataset: PairsDataset, tmp_path: Path) -> None:
     target = tmp_path / "r.html"
     written = write_report_pages(ReportConfig(str(dataset.out), str(target), source_root=str(dataset.root)))
-    assert {page.shown.state for page in written.pages.pages} == {"found"}
+    assert {page.state for page in written.pages.pages} == {"found"}
     done = run_cli("report", dataset.out, "-o", target, cwd=tmp_path)  # relative sources: not found here
     assert "note: 7 pair page(s) show no messages: their input is gone or changed" in done.stderr
-    assert "Messages not shown: &#x27;corpus.jsonl&#x27; no longer exists" in target.read_text(encoding="utf-8")
+    page = target.read_text(encoding="utf-8")
+    assert "Messages not shown: &#x27;corpus.jsonl&#x27; no longer exists" in page
 
 
 def test_record_text_is_escaped_wherever_it_lands(dataset: PairsDataset, tmp_path: Path) -> None:
@@ -103,20 +106,22 @@ def test_a_page_stays_under_its_budget_whatever_the_size_of_its_session(tmp_path
     target = tmp_path / "r.html"
     written = write_report_pages(ReportConfig(str(tmp_path / "out"), str(target)))
     (page,) = written.pages.pages
-    assert page.shown.state == "found" and len(page.shown.view.rows) == len(before)
+    (shown,) = show_stored(tmp_path / "out", "big").shown  # the view the page was drawn from
+    assert page.state == shown.state == "found" and len(shown.view.rows) == len(before)
     report = target.read_text(encoding="utf-8")
     section = _section(report, "big")
     assert len(section.encode("utf-8")) < PAGE_BUDGET
     assert section.count('<tr class="r-') <= MAX_ROWS  # drawn rows (no change notes: nothing changed)
     assert "more messages, not drawn on this page (it draws at most" in section
-    findings = len(page.shown.view.findings)
-    assert findings == 499 and section.count('<li id="') == MAX_FINDINGS
-    assert f"… and {findings - MAX_FINDINGS:,} more findings, not listed or marked on this page" in section
+    assert page.findings == len(shown.view.findings) == 499
+    assert section.count('<li id="') == MAX_FINDINGS
+    more = page.findings - MAX_FINDINGS
+    assert f"… and {more:,} more findings, not listed or marked on this page" in section
     assert f"frayproof-audit show {tmp_path / 'out'} big --run big --full" in section
     texts = sum(len(text) for text in re.findall(r'<pre class="t">([^<]*)</pre>', section))
     assert texts <= PAGE_CHARS + MAX_ROWS * PREVIEW_CHARS
     # every finding listed is drawn where it is, with its mark, and links there
-    for item in page.shown.view.findings[:MAX_FINDINGS]:
+    for item in shown.view.findings[:MAX_FINDINGS]:
         assert item.anchor is not None
         place = anchor_id(page.key, item.anchor)
         assert f'id="{place}"' in section and f'href="#{place}"' in section

@@ -83,7 +83,7 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     where = f"{written.path} (a folder: {shown:,} pair pages)" if written.folder else output
     click.echo(f"Wrote {where}: {totals.runs} run(s), {totals.pairs:,} pairs{nights}, "
                f"{shown:,}{capped} pair page(s)")
-    unread = sum(1 for page in pages.pages if page.shown.state not in ("found", "not judged"))
+    unread = sum(1 for page in pages.pages if page.state not in ("found", "not judged"))
     if unread:
         click.echo(f"note: {unread:,} pair page(s) show no messages: their input is gone or changed "
                    "since the audit (each page says why; --source-root if the audit ran elsewhere)",

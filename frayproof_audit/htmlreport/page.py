@@ -25,7 +25,6 @@ from frayproof_audit.htmlreport.assets import CONTENT_SECURITY_POLICY, SCRIPT, S
 from frayproof_audit.htmlreport.data import ReportData, Series
 from frayproof_audit.htmlreport.pages import PairPage, PairPages
 from frayproof_audit.htmlreport.pair_list import filter_href, page_href, pair_list
-from frayproof_audit.htmlreport.pair_page import pair_section
 from frayproof_audit.htmlreport.svg import BandPoint, Point, bar_chart, rate_chart
 from frayproof_audit.htmlreport.worst import PairDetail
 
@@ -370,13 +369,13 @@ def render_page(data: ReportData, pages: PairPages | None = None, *, folder: boo
     if pages is not None:
         body += pair_list(pages, folder=folder)
         if not folder:
-            body += "".join(pair_section(page, data.out, folder=False) for page in pages.pages)
+            body += "".join(page.html for page in pages.pages)
     return _document(f"Compaction audit report: {data.out}", body)
 
 
-def render_pair_file(data: ReportData, page: PairPage) -> str:
+def render_pair_file(data: ReportData, page: PairPage, section: str) -> str:
     """One pair's page as a document of its own (a folder report's `pairs/<key>.html`)."""
-    return _document(f"Pair {page.shown.pair.pair_id}: {data.out}", pair_section(page, data.out, folder=True))
+    return _document(f"Pair {page.pair.pair_id}: {data.out}", section)
 
 
 def render_pointer(data: ReportData, folder: str, pages: int) -> str:

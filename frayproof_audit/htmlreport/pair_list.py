@@ -52,11 +52,11 @@ def pair_list(pages: PairPages, *, folder: bool) -> str:
                f"{pages.passing:,} passing with warnings or surviving mutants.")
     rows = []
     for page in pages.pages:
-        pair, facets = page.shown.pair, page.facets
+        pair, facets = page.pair, page.facets
         data = orjson.dumps({"night": facets.night, "compactor": facets.compactor, "status": facets.status,
                              "check": facets.checks, "code": facets.codes, "operator": facets.operators,
                              "origin": facets.origins, "q": facets.text.lower()}).decode()
-        state = "" if page.shown.state == "found" else f' <span class="tag">{_e(page.shown.state)}</span>'
+        state = "" if page.state == "found" else f' <span class="tag">{_e(page.state)}</span>'
         rows.append(
             f'<tr data-key="{_e(page.key)}" data-pair="{_e(pair.pair_id)}" data-f="{_e(data)}">'
             f'<td data-col="pair_id"><a href="{page_href(page.key, folder=folder)}">{_e(pair.pair_id)}</a>'

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from html import escape
 
-from frayproof_audit.htmlreport.pages import PairPage
 from frayproof_audit.pairview.align import Row
 from frayproof_audit.pairview.plan import Gap, shown_rows, span
+from frayproof_audit.pairview.stored import ShownPair
 from frayproof_audit.pairview.view import Anchor, Mark, PairView
 from frayproof_audit.pairview.wire import Part, WireMessage
 
@@ -98,9 +98,8 @@ class _Budget:
         self.spent = PAGE_CHARS - left
 
 
-def pair_section(page: PairPage, out: str, *, folder: bool) -> str:
+def pair_section(shown: ShownPair, key: str, out: str, *, folder: bool) -> str:
     """The pair's page as one `<section class="view">` (inside the single file, or alone)."""
-    shown, key = page.shown, page.key
     index = "../index.html" if folder else ""
     pair = shown.pair
     counts = "" if pair.errors is None else f" · {pair.errors} error(s), {pair.warnings or 0} warning(s)"

@@ -20,7 +20,7 @@ from frayproof_audit.files import write_through
 from frayproof_audit.htmlreport.config import FOLDER_FROM, ReportConfig, ReportError
 from frayproof_audit.htmlreport.data import ReportData, gather
 from frayproof_audit.htmlreport.page import render_page, render_pair_file, render_pointer
-from frayproof_audit.htmlreport.pages import PairPages, gather_pages
+from frayproof_audit.htmlreport.pages import PairPage, PairPages, Selected, render_pages, select_pages
 
 MARKER = ".frayproof-report"
 """Written into a report folder: the next report may replace that folder, and only that one."""
@@ -55,21 +55,24 @@ def write_report_pages(config: ReportConfig) -> WrittenReport:
     if config.max_pairs < 0:
         raise ReportError("--max-pairs must be 0 or more")
     data = gather(config)
-    pages = gather_pages(config, data)
-    if not _wants_folder(config.output) and len(pages.pages) <= FOLDER_FROM:
+    selected = select_pages(config, data)
+    if not _wants_folder(config.output) and len(selected.pairs) <= FOLDER_FROM:
+        pages = render_pages(selected, data.out, folder=False)
         write_through(config.output, render_page(data, pages).encode("utf-8"))
         return WrittenReport(data, pages, config.output, False)
     folder = str(target) if _wants_folder(config.output) else str(target.with_suffix(""))
     if folder == config.output:
         folder += "-report"
-    _write_folder(folder, data, pages)
+    pages = _write_folder(folder, data, selected)
     if not _wants_folder(config.output):
         write_through(config.output, render_pointer(data, os.path.relpath(folder, target.parent),
                                                     len(pages.pages)).encode("utf-8"))
     return WrittenReport(data, pages, os.path.join(folder, "index.html"), True)
 
 
-def _write_folder(folder: str, data: ReportData, pages: PairPages) -> None:
+def _write_folder(folder: str, data: ReportData, selected: Selected) -> PairPages:
+    """The report as a folder: each pair's page written as it is drawn, then the index (which
+    links them), then the folder swapped in for the old one."""
     if os.path.lexists(folder):
         if not os.path.isdir(folder) or os.path.islink(folder):
             raise ReportError(f"cannot write the report folder '{folder}': it exists and is not a folder")
@@ -79,14 +82,17 @@ def _write_folder(folder: str, data: ReportData, pages: PairPages) -> None:
     parent, name = os.path.split(os.path.abspath(folder))
     fresh = os.path.join(parent, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     os.makedirs(os.path.join(fresh, "pairs"))
+
+    def write(page: PairPage, section: str) -> None:
+        with open(os.path.join(fresh, "pairs", f"{page.key}.html"), "w", encoding="utf-8") as handle:
+            handle.write(render_pair_file(data, page, section))
+
     try:
         with open(os.path.join(fresh, MARKER), "w", encoding="utf-8") as handle:
             handle.write("written by frayproof-audit report\n")
+        pages = render_pages(selected, data.out, folder=True, write=write)
         with open(os.path.join(fresh, "index.html"), "w", encoding="utf-8") as handle:
             handle.write(render_page(data, pages, folder=True))
-        for page in pages.pages:
-            with open(os.path.join(fresh, "pairs", f"{page.key}.html"), "w", encoding="utf-8") as handle:
-                handle.write(render_pair_file(data, page))
         old = None
         if os.path.exists(folder):
             old = os.path.join(parent, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.old")
@@ -97,3 +103,4 @@ def _write_folder(folder: str, data: ReportData, pages: PairPages) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+    return pages

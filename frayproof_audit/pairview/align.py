@@ -25,7 +25,7 @@ ROW_KINDS: tuple[RowKind, ...] = ("kept", "dropped", "changed", "added", "summar
 SIMILAR = 0.5
 """Text messages of one role at least this similar (`SequenceMatcher.ratio` of their first
 `COMPARED_CHARS` characters) are one message changed, not one dropped and another added."""
-COMPARED_CHARS = 400
+COMPARED_CHARS = 160
 WINDOW = 24
 """Old messages a new one of a replaced stretch is compared with, from the last one paired:
 a stretch of thousands is paired in linear time, and a changed message is rarely far from
