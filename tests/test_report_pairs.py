@@ -165,3 +165,14 @@ def test_a_large_selection_is_a_folder_that_never_replaces_another(uniform: Path
     with pytest.raises(ReportError, match="holds files the report did not write"):
         write_report_pages(ReportConfig(str(uniform), str(foreign) + "/"))
     assert (foreign / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_a_folder_named_with_or_without_its_slash_is_written_again(uniform: Path, tmp_path: Path) -> None:
+    """`-o site/` makes the folder; `-o site/` or `-o site` again rewrites that folder (it
+    exists: neither refused as a directory nor written beside it as `site-report`)."""
+    site = tmp_path / "site"
+    for output in (f"{site}/", f"{site}/", str(site)):
+        done = run_cli("report", uniform, "-o", output, "--max-pairs", "3")
+        assert done.stdout.startswith(f"Wrote {site / 'index.html'} (a folder: 3 pair pages)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert len(list((site / "pairs").iterdir())) == 3

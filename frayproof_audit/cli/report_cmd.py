@@ -21,9 +21,10 @@ from frayproof_audit.htmlreport.config import (
 
 @click.command("report")
 @click.argument("out", type=click.Path())
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output", required=True, type=click.Path(),
               help="The HTML file to write (a file is replaced atomically; a link, FIFO or "
-                   "device is written through, never replaced).")
+                   "device is written through, never replaced), or a folder (`report/`, or one "
+                   "that exists) to write the report as index.html and a page per pair.")
 @selection_options
 @click.option("--worst", type=count(0), default=DEFAULT_WORST, show_default=True,
               help="How many failing pairs, and how many passing pairs with surviving mutants, "

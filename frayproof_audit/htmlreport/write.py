@@ -60,11 +60,12 @@ def write_report_pages(config: ReportConfig) -> WrittenReport:
         pages = render_pages(selected, data.out, folder=False)
         write_through(config.output, render_page(data, pages).encode("utf-8"))
         return WrittenReport(data, pages, config.output, False)
-    folder = str(target) if _wants_folder(config.output) else str(target.with_suffix(""))
-    if folder == config.output:
+    wanted = _wants_folder(config.output)
+    folder = str(target) if wanted else str(target.with_suffix(""))
+    if not wanted and folder == config.output:  # `-o report`, a file without a suffix
         folder += "-report"
     pages = _write_folder(folder, data, selected)
-    if not _wants_folder(config.output):
+    if not wanted:
         write_through(config.output, render_pointer(data, os.path.relpath(folder, target.parent),
                                                     len(pages.pages)).encode("utf-8"))
     return WrittenReport(data, pages, os.path.join(folder, "index.html"), True)
