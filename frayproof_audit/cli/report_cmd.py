@@ -81,7 +81,7 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
               else f", nights {first.isoformat()} to {last.isoformat()}")
     shown = len(pages.pages)
     capped = f" of {pages.candidates:,} (--max-pairs {pages.cap:,})" if pages.candidates > shown else ""
-    where = f"{written.path} (a folder: {shown:,} pair pages)" if written.folder else output
+    where = f"{written.path} (a folder)" if written.folder else output
     click.echo(f"Wrote {where}: {totals.runs} run(s), {totals.pairs:,} pairs{nights}, "
                f"{shown:,}{capped} pair page(s)")
     unread = sum(1 for page in pages.pages if page.state not in ("found", "not judged"))
