@@ -164,6 +164,9 @@ def _summary(data: ReportData, pages: PairPages | None) -> str:
         _card(_int(t.survived), "mutants survived", "survived"),
         _card(_pct(t.mutation_score), "mutation score", "mutation_score"),
     ])
+    if pages is not None:
+        capped = f" of {pages.candidates:,} (--max-pairs)" if pages.candidates > len(pages.pages) else ""
+        cards += _card(_int(len(pages.pages)), f"pair pages{capped}", "pair_pages", "#pairs")
     trend = _charts("chart-nights", [data.failure_trend] if data.failure_trend else [], "pairs checked",
                     "failure rate per night")
     if data.undated:
