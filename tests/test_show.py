@@ -206,3 +206,30 @@ def test_the_alignment_reads_every_message_of_both_snapshots_once() -> None:
             rows = align(old, new)
             assert sorted(r.before for r in rows if r.before is not None) == list(range(len(old)))
             assert sorted(r.after for r in rows if r.after is not None) == list(range(len(new)))
+
+
+GEMINI_BEFORE = [
+    {"role": "user", "parts": [{"text": "hi"}]},
+    {"role": "model", "parts": [{"text": "reading"},
+                                {"functionCall": {"id": "f1", "name": "read", "args": {"p": 1}}}]},
+    {"role": "user", "parts": [{"functionResponse": {"id": "f1", "name": "read", "response": {"x": 1}}}]},
+    {"role": "model", "parts": [{"text": "done"}]}, {"role": "user", "parts": [{"text": "next"}]}]
+LANGCHAIN_BEFORE = [
+    {"type": "human", "content": "hi"}, {"type": "ai", "content": "", "tool_calls": [
+        {"id": "c1", "name": "read", "args": {}}]},
+    {"type": "tool", "tool_call_id": "c1", "content": "ok"}, {"type": "human", "content": "next"}]
+
+
+@pytest.mark.parametrize(("fmt", "before", "lost", "stranded"), [
+    ("gemini", GEMINI_BEFORE, "before[1].parts[1]", "after[0].parts[0]"),
+    ("langchain", LANGCHAIN_BEFORE, "before[1].tool_calls[0]", "after[0]"),
+])
+def test_the_formats_without_worked_examples_are_drawn_in_their_own_coordinates(
+        tmp_path: Path, fmt: str, before: list[dict[str, object]], lost: str, stranded: str) -> None:
+    (tmp_path / "b.json").write_text(json.dumps(before), encoding="utf-8")
+    (tmp_path / "a.json").write_text(json.dumps(before[2:]), encoding="utf-8")  # the call dropped
+    out = run_cli("show", "--before", tmp_path / "b.json", "--after", tmp_path / "a.json", "--no-mutate",
+                  "--input-format", fmt, expect=1).stdout
+    assert f"  F1 ERROR TP-ORPHAN tool_pair_integrity at {stranded}\n" in out
+    assert f"-> its call is not in after: {lost} (dropped)" in out
+    assert f">> F1 TP-ORPHAN points here (named by F1, at {stranded})" in out
