@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from frayproof_audit.cli.common import contract_option, fail_input, input_format_option
 from frayproof_audit.errors import InputError
+
+if TYPE_CHECKING:
+    from frayproof_audit.pairview.text import TextOptions
 
 
 def _colour(choice: bool | None) -> bool:
@@ -89,11 +93,10 @@ def show_command(out: str | None, pair_id: str | None, run_id: str | None, befor
 
 
 def _judged(before: str, after: str, contract: str | None, input_format: str | None, mutate: bool,
-            options: object) -> None:
+            options: TextOptions) -> None:
     from frayproof_audit.pairview.judged import judge_files
-    from frayproof_audit.pairview.text import TextOptions, render_view
+    from frayproof_audit.pairview.text import render_view
 
-    assert isinstance(options, TextOptions)
     try:
         judged = judge_files(before, after, contract, input_format, mutate=mutate)
     except InputError as exc:
