@@ -1,7 +1,8 @@
 """Reading a pair's record back from its input (`corpus.dataset.record_readback`): a plain JSONL
-file is read line by line at the lines' own offsets, a compressed one as a stream; both give the
-audit's record for every pair, verified by its SHA-256, through a BOM, CRLF endings and blank
-lines, and say which records are gone or changed.
+file is read line by line at the lines' own offsets, a compressed one as a stream, a Parquet
+file by the row groups holding the rows wanted; each gives the audit's record for every pair,
+verified by its SHA-256, through a BOM, CRLF endings and blank lines, and says which records
+are gone or changed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pytest
 
 from frayproof_audit.corpus import audit, read_table
 from frayproof_audit.corpus.dataset.record_readback import ReadOptions, RecordRef, read_back
-from tests.corpus_support import CONTRACT_TEXT, line, record
+from frayproof_audit.pairview.stored import show_stored
+from tests.corpus_support import CONTRACT_TEXT, line, record, write_parquet
 
 LINES = 1500
 
@@ -75,3 +77,21 @@ def test_a_few_records_of_a_file_and_what_is_gone_or_changed(audited: tuple[Path
         "line is blank)")
     gone = read_back([RecordRef(str(tmp_path / "nothing.jsonl"), 1, "0" * 64)], ReadOptions())
     assert [b.state for b in gone.values()] == ["gone"]
+
+
+def test_parquet_rows_are_read_back_from_their_row_groups_and_shown(tmp_path: Path) -> None:
+    records = [record(number) for number in range(10)]
+    write_parquet(tmp_path / "in" / "flat.parquet", records, row_group_size=3)
+    renamed = [{**r, "pair_id": f"n{r['pair_id']}"} for r in records]
+    write_parquet(tmp_path / "in" / "nested.parquet", renamed, nested=True, row_group_size=4)
+    (tmp_path / "contract.yaml").write_text(CONTRACT_TEXT, encoding="utf-8")
+    out = tmp_path / "out"
+    audit([str(tmp_path / "in")], str(tmp_path / "contract.yaml"), str(out), jobs=1, run_id="pq",
+          fail_on=("none",), mutate=False)
+    pairs = read_table(out, "pairs").select("source", "source_row", "record_sha256").collect()
+    refs = [RecordRef(*row) for row in pairs.iter_rows()]
+    assert len(refs) == 20 and {back.state for back in read_back(refs).values()} == {"found"}
+    for pair_id in ("p0006", "np0007"):
+        (shown,) = show_stored(out, pair_id).shown
+        assert shown.state == "found" and shown.pair.place.endswith(f"row {int(pair_id[-1])}")
+        assert shown.view.findings and all(item.anchor is not None for item in shown.view.findings)
