@@ -233,3 +233,17 @@ def test_the_formats_without_worked_examples_are_drawn_in_their_own_coordinates(
     assert f"  F1 ERROR TP-ORPHAN tool_pair_integrity at {stranded}\n" in out
     assert f"-> its call is not in after: {lost} (dropped)" in out
     assert f">> F1 TP-ORPHAN points here (named by F1, at {stranded})" in out
+
+
+def test_a_pairs_file_written_from_an_agent_log_is_read_back_by_its_line(dataset: PairsDataset,
+                                                                        tmp_path: Path) -> None:
+    """`pairs -o` then `audit` of what it wrote: the record is a line of that file (its
+    `source_kind` names the agent), read back as a line, not derived again as a log."""
+    written = tmp_path / "pairs.jsonl"
+    run_cli("pairs", dataset.root / "codex", "-o", written)
+    run_cli("audit", written, "--contract", FORMAT_FIXTURES / "contract.yaml", "--out", tmp_path / "out",
+            "-j", "1", "-q", "--no-mutate", "--fail-on", "none")
+    out = run_cli("show", tmp_path / "out", CODEX_PAIR).stdout
+    assert f"  {written} line 1 · session " in out
+    assert "  from an agent log: source_kind codex · fidelity explicit" in out
+    assert "messages not shown" not in out and "  S after[2]  user (summary, in place of before[1:12])" in out
