@@ -60,7 +60,7 @@ IDS = [f"{name} {param.opts[0]}" for name, param in OPTIONS]
 
 def test_the_cases_cover_every_integer_option() -> None:
     assert {name for name, _ in OPTIONS} == set(BASE)
-    assert len(OPTIONS) == 23
+    assert len(OPTIONS) == 24
 
 
 @pytest.mark.parametrize(("command", "option"), OPTIONS, ids=IDS)

@@ -9,6 +9,9 @@ from frayproof_audit.errors import InputError
 
 DEFAULT_WORST = 20
 DEFAULT_BASELINE = 7
+DEFAULT_MAX_PAIRS = 1000
+FOLDER_FROM = 2000
+"""More pair pages than this go into a folder (`index.html` and one file per pair), not one file."""
 
 
 class ReportError(InputError):
@@ -38,3 +41,7 @@ class ReportConfig:
     points: float = 0.0
     """A night is flagged as a regression only when worse than its baseline by more than this
     many percentage points (as `trend --fail-on-regression P` judges), and beyond noise."""
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    """Pairs that get a page of their own (worst first); the page says how many of how many."""
+    source_root: str | None = None
+    """Where the dataset's relative `source` paths are found (None: the current folder)."""
