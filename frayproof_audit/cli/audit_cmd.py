@@ -22,6 +22,7 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.cli.dataset_options import (
     as_day,
+    blame_option,
     selection_options,
     show_notes,
     show_table,
@@ -140,6 +141,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
               help="What makes the run exit 1 (repeatable).")
 @click.option("--max-failure-rate", type=RATE, default=None,
               help="Fail only when failed / checked pairs exceeds this (replaces 'any failure').")
+@blame_option
 @click.option("--max-input-error-rate", type=RATE,
               default=DEFAULT_MAX_INPUT_ERROR_RATE, show_default=True,
               help="Fail when input errors / records exceeds this (--fail-on input-errors: any).")
@@ -175,6 +177,7 @@ def audit_command(
     shard_bytes: int,
     fail_on: tuple[str, ...],
     max_failure_rate: float | None,
+    blame: str,
     max_input_error_rate: float,
     allow_engine_errors: bool,
     repair_out: str | None,
@@ -220,6 +223,7 @@ def audit_command(
             shard_bytes=shard_bytes,
             fail_on=fail_on,
             max_failure_rate=max_failure_rate,
+            blame=blame,
             argv=("frayproof-audit", *sys.argv[1:]),
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
+from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.source_choice import AUTO, PAIRS, check_source
@@ -54,6 +55,9 @@ class RunOptions:
     shard_bytes: int = DEFAULT_SHARD_BYTES
     fail_on: tuple[str, ...] = ("failures",)
     max_failure_rate: float | None = None
+    blame: str = DEFAULT_BLAME
+    """Which failing pairs the failure gates count (`corpus.blame`): `introduced`, those whose
+    compactor introduced an error, or `all`, frayproof's reading."""
     argv: tuple[str, ...] = ()
     max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE
     """Input errors / records above this fail the run (None: never; `fail_on` input-errors: any)."""
@@ -112,6 +116,8 @@ class AuditConfig(RunOptions):
         rate = self.max_failure_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-failure-rate must be between 0 and 1")
+        if self.blame not in BLAMES:
+            raise ConfigError(f"unknown --blame {self.blame!r} (choose {', '.join(BLAMES)})")
         rate = self.max_input_error_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-input-error-rate must be between 0 and 1")
@@ -148,6 +154,7 @@ class AuditConfig(RunOptions):
         found["fields"] = dict(self.fields.items())
         found["operators"] = list(self.operators) if self.operators is not None else None
         found["fail_on"] = list(self.fail_on)
+        found["blame"] = str(self.blame)
         return found
 
 

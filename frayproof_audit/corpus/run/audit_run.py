@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from frayproof_audit.contract import Contract, load_contract
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
@@ -425,6 +426,7 @@ class _Collector:
             max_input_error_rate=config.max_input_error_rate,
             allow_engine_errors=config.allow_engine_errors,
             notes=notes,
+            blame=Blame(config.blame),
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
 

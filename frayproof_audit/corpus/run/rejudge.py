@@ -42,6 +42,7 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.contract import load_contract
+from frayproof_audit.corpus.blame import DEFAULT_BLAME
 from frayproof_audit.corpus.dataset.selection import run_infos, short
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
@@ -252,6 +253,7 @@ def _replay(config: RejudgeConfig, row: dict[str, Any], target: str) -> RunSumma
         shard_bytes=int(options.get("shard_bytes", DEFAULT_SHARD_BYTES)),
         fail_on=tuple(options.get("fail_on") or ("failures",)),
         max_failure_rate=options.get("max_failure_rate"),
+        blame=str(options.get("blame") or DEFAULT_BLAME),
         max_input_error_rate=options.get("max_input_error_rate"),
         allow_engine_errors=bool(options.get("allow_engine_errors", False)),
         max_mutants_per_pair=options.get("max_mutants_per_pair"),

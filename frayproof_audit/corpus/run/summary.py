@@ -11,7 +11,8 @@ Exit codes, decided here only (`RunSummary.exit_code`):
     `--allow-engine-errors`; `--fail-on none` does not cover them;
   * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
   * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
-    failure rate above R;
+    failure rate above R; a failing pair counts only when the compactor introduced an error,
+    unless `--blame all` (`corpus.blame`, the rule every reading of a dataset shares);
   * `--fail-on survivors` — any surviving mutant;
   * `--fail-on input-errors` — any unreadable record; otherwise the input-error rate
     (input errors / records) above `--max-input-error-rate` (default 0.5) fails the run;
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
@@ -141,6 +143,12 @@ class CheckLine:
     """Pairs with any finding of this check."""
     failing_pairs: int
     """Pairs with an error finding of this check."""
+    introduced_failing_pairs: int = 0
+    """Pairs with an error finding of this check the compactor introduced."""
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs this check fails under `blame`."""
+        return self.failing_pairs if blame is Blame.ALL else self.introduced_failing_pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +158,16 @@ class CompactorLine:
     failed: int
     input_errors: int
     engine_errors: int = 0
+    introduced_failed: int = 0
+    """Failing pairs whose compactor introduced an error."""
 
     @property
     def checked(self) -> int:
         return self.pairs - self.input_errors - self.engine_errors
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs of this compactor that count as its failures under `blame`."""
+        return self.failed if blame is Blame.ALL else self.introduced_failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +287,10 @@ class RunSummary:
     lineages: tuple[LineageLine, ...] = ()
     """Request logs: the first lineages (conversations) and their classification counts."""
     lineages_total: int = 0
+    introduced_failures: int = 0
+    """Failing pairs whose compactor introduced an error (`failed` counts every failing pair)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs the gates count (`--blame`): those with an introduced error, or all."""
 
     @classmethod
     def from_tally(
@@ -295,15 +313,16 @@ class RunSummary:
         max_input_error_rate: float | None = None,
         allow_engine_errors: bool = False,
         notes: Iterable[str] = (),
+        blame: Blame = DEFAULT_BLAME,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
             (CheckLine(name, *row) for name, row in tally.checks.items()),
-            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
+            key=lambda c: (-c.failing(blame), -c.failing_pairs, -c.findings, c.check),
         )
         compactors = sorted(
             (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
-            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
+            key=lambda c: (-c.failing(blame), -c.failed, -c.pairs, c.compactor or ""),
         )
         operators = sorted(
             (OperatorLine(name, *row) for name, row in tally.operators.items()),
@@ -344,6 +363,8 @@ class RunSummary:
                 for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
             lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
             lineages_total=tally.lineages_total,
+            introduced_failures=tally.introduced_failures,
+            blame=blame,
         )
 
     @property
@@ -371,9 +392,19 @@ class RunSummary:
         return _rate(self.input_errors, self.pairs)
 
     @property
+    def failures(self) -> int:
+        """Failing pairs that count under `blame` (what the failure gates count)."""
+        return self.failed if self.blame is Blame.ALL else self.introduced_failures
+
+    @property
+    def inherited_failures(self) -> int:
+        """Failing pairs that do not count under `blame`: every error already in before."""
+        return self.failed - self.failures
+
+    @property
     def failure_rate(self) -> float | None:
-        """Failed pairs over pairs that could be checked (input errors excluded)."""
-        return _rate(self.failed, self.passed + self.failed)
+        """Failures (under `blame`) over pairs that could be checked (input errors excluded)."""
+        return _rate(self.failures, self.passed + self.failed)
 
     @property
     def mutation_score(self) -> float | None:
@@ -396,8 +427,10 @@ class RunSummary:
                 found.append(
                     f"failure rate {rate:.1%} is above --max-failure-rate {self.max_failure_rate:g}"
                 )
-        elif "failures" in self.fail_on and self.failed:
-            found.append(f"{self.failed} pair(s) fail the contract (--fail-on failures)")
+        elif "failures" in self.fail_on and self.failures:
+            found.append(f"{self.failures} pair(s) fail the contract"
+                         + (" by errors the compactor introduced" if self.blame is Blame.INTRODUCED
+                            else "") + " (--fail-on failures)")
         if "survivors" in self.fail_on and self.mutants_survived:
             found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
         if "input-errors" in self.fail_on:
@@ -445,6 +478,9 @@ class RunSummary:
             "pairs": self.pairs,
             "passed": self.passed,
             "failed": self.failed,
+            "introduced_failures": self.introduced_failures,
+            "inherited_failures": self.failed - self.introduced_failures,
+            "blame": str(self.blame),
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
             "failure_rate": self.failure_rate,
@@ -460,11 +496,13 @@ class RunSummary:
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
-                 "failing_pairs": c.failing_pairs}
+                 "failing_pairs": c.failing_pairs,
+                 "introduced_failing_pairs": c.introduced_failing_pairs}
                 for c in self.checks
             ],
             "compactors": [
                 {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
+                 "introduced_failed": c.introduced_failed,
                  "input_errors": c.input_errors, "engine_errors": c.engine_errors}
                 for c in self.compactors
             ],
@@ -504,7 +542,10 @@ class RunSummary:
                  f" ({self.shards} shard(s)) → {self.out}"]
         rate = self.failure_rate
         lines.append(
-            f"  pass {self.passed:,} · fail {self.failed:,} · input_error {self.input_errors:,}"
+            f"  pass {self.passed:,} · fail {self.failed:,}"
+            + (f" ({self.inherited_failures:,} only by errors before already held, not counted:"
+               " --blame all counts them)" if self.inherited_failures else "")
+            + f" · input_error {self.input_errors:,}"
             + (f" · engine_error {self.engine_errors:,}" if self.engine_errors else "")
             + (f" · failure rate {rate:.1%}" if rate is not None else "")
         )
@@ -518,8 +559,9 @@ class RunSummary:
             if self.budget_pairs:
                 lines.append(f"  mutation budget: {self.budget_pairs:,} pair(s) over it,"
                              f" {self.budget_sites:,} site(s) sampled out (skipped, reason Budget)")
-        failing = [c for c in self.checks if c.failing_pairs][:TOP]
-        worst = [c for c in self.compactors if c.failed][:TOP]
+        blame = self.blame
+        failing = [c for c in self.checks if c.failing(blame)][:TOP]
+        worst = [c for c in self.compactors if c.failing(blame)][:TOP]
         width = max(
             [len(c.check) for c in failing]
             + [len(c.compactor or "(none)") for c in worst]
@@ -529,13 +571,13 @@ class RunSummary:
         if failing:
             lines.append("Top failing checks (pairs with an error · findings):")
             lines.extend(
-                f"  {c.check:<{width}} {c.failing_pairs:>7,} · {c.findings:,}" for c in failing
+                f"  {c.check:<{width}} {c.failing(blame):>7,} · {c.findings:,}" for c in failing
             )
         if worst:
             lines.append("Top failing compactors (failed / checked):")
             for c in worst:
-                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {c.checked:,}"
-                             f" ({c.failed / c.checked:.1%})")
+                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failing(blame):>7,} / {c.checked:,}"
+                             f" ({c.failing(blame) / c.checked:.1%})")
         if self.operators:
             lines.append("Mutation operators (survived / applicable):")
             for o in self.operators:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from frayproof_audit.corpus.blame import Blame, counts_as_failure
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ class Tally:
     pairs: int = 0
     passed: int = 0
     failed: int = 0
+    introduced_failures: int = 0
+    """Failing pairs whose compactor introduced an error (`corpus.blame`, `--blame introduced`)."""
     input_errors: int = 0
     engine_errors: int = 0
     mutants_caught: int = 0
@@ -38,10 +41,11 @@ class Tally:
     budget_sites: int = 0
     """Mutation sites the budget left unjudged, over all pairs."""
     checks: dict[str, list[int]] = field(default_factory=dict)
-    """check → [findings, pairs_affected, failing_pairs]: findings of the check, pairs with any
-    finding of it, pairs with an error finding of it (the names of `CheckLine` and `stats`)."""
+    """check → [findings, pairs_affected, failing_pairs, introduced_failing_pairs]: findings of
+    the check, pairs with any finding of it, pairs with an error finding of it, pairs with an
+    error finding of it the compactor introduced (the names of `CheckLine` and `stats`)."""
     compactors: dict[str, list[int]] = field(default_factory=dict)
-    """compactor ("" for none) → [pairs, failed, input errors, engine errors]"""
+    """compactor ("" for none) → [pairs, failed, input errors, engine errors, introduced failures]"""
     operators: dict[str, list[int]] = field(default_factory=dict)
     """operator → [caught, survived, skipped]"""
     samples: list[str] = field(default_factory=list)
@@ -67,15 +71,19 @@ class Tally:
         self.missing_fields.setdefault(name, list(keys))
         self.missing_counts[name] = self.missing_counts.get(name, 0) + 1
 
-    def count_pair(self, status: PairStatus, compactor: str | None) -> None:
+    def count_pair(self, status: PairStatus, compactor: str | None,
+                   introduced_errors: int | None = None) -> None:
         self.pairs += 1
-        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0])
+        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0, 0])
         row[0] += 1
         if status is PairStatus.PASS:
             self.passed += 1
         elif status is PairStatus.FAIL:
             self.failed += 1
             row[1] += 1
+            if counts_as_failure(status, introduced_errors, Blame.INTRODUCED):
+                self.introduced_failures += 1
+                row[4] += 1
         elif status is PairStatus.ENGINE_ERROR:
             self.engine_errors += 1
             row[3] += 1
@@ -109,11 +117,14 @@ class Tally:
         row[1] += records
         row[2] += records
 
-    def count_check(self, check: str, findings: int, errors: int) -> None:
-        row = self.checks.setdefault(check, [0, 0, 0])
+    def count_check(self, check: str, findings: int, errors: int, introduced: int) -> None:
+        """One pair's findings of `check`: how many, how many errors, how many of those the
+        compactor introduced."""
+        row = self.checks.setdefault(check, [0, 0, 0, 0])
         row[0] += findings
         row[1] += 1
         row[2] += 1 if errors else 0
+        row[3] += 1 if introduced else 0
 
     def count_mutant(self, operator: str, status: str) -> None:
         row = self.operators.setdefault(operator, [0, 0, 0])
@@ -145,6 +156,7 @@ class Tally:
         self.pairs += other.pairs
         self.passed += other.passed
         self.failed += other.failed
+        self.introduced_failures += other.introduced_failures
         self.input_errors += other.input_errors
         self.engine_errors += other.engine_errors
         self.mutants_caught += other.mutants_caught
