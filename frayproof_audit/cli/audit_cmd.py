@@ -281,15 +281,18 @@ def _label(exc: InputError) -> str:
 @click.option("--all-groups", is_flag=True,
               help="Also show groups with nothing judged (no pair checked, no mutant): their "
                    "check and operator rows are placeholders.")
+@blame_option
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
-                  all_groups: bool, output_format: str, output: str | None) -> None:
+                  all_groups: bool, blame: str, output_format: str, output: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
-    Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
+    Pairs: passed, failed, input errors, engine errors, failure rate, inherited failures (failing
+    pairs whose every error their before already held: not failures under --blame introduced,
+    the default, which also counts only introduced findings for a check). Checks, and each check's
     condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
     failure rate, passing pairs, input errors (runs from before codes existed have code null).
     Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval
@@ -305,12 +308,13 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     """
     chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
+    from frayproof_audit.corpus.blame import Blame
     from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.dataset.stats import compute_stats
 
     try:
         selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
-        stats = compute_stats(out, by, selection, all_groups)
+        stats = compute_stats(out, by, selection, all_groups, Blame(blame))
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)

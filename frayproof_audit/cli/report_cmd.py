@@ -7,8 +7,9 @@ from datetime import datetime
 import click
 
 from frayproof_audit.cli.common import fail_input
-from frayproof_audit.cli.dataset_options import as_day, selection_options
+from frayproof_audit.cli.dataset_options import as_day, blame_option, selection_options
 from frayproof_audit.cli.option_types import POINTS, count
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, ReportConfig
 
@@ -27,9 +28,10 @@ from frayproof_audit.htmlreport.config import DEFAULT_BASELINE, DEFAULT_WORST, R
 @click.option("--regression-points", "points", type=POINTS, default=0.0, show_default=True,
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
                                 "its baseline by more than P points, as trend --fail-on-regression P.")
+@blame_option
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
                    until: datetime | None, compactors: tuple[str, ...], contract: str | None,
-                   worst: int, baseline: int, points: float) -> None:
+                   worst: int, baseline: int, points: float, blame: str) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
@@ -37,7 +39,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     that survived on them (with the contract rule that would catch each), and the contract.
     Runs judged with different contracts are never added up: by default the report covers the
     runs of the newest contract, failed runs left out, and names the others (on stderr and on
-    the page); --contract chooses another (or all), --run picks runs.
+    the page); --contract chooses another (or all), --run picks runs. A failing pair counts
+    only when its compactor introduced an error (--blame all: every failing pair).
 
     \b
     Example:
@@ -48,7 +51,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     try:
         config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors,
                               since=as_day(since), until=as_day(until), worst=worst,
-                              baseline=baseline, points=points, contract=contract)
+                              baseline=baseline, points=points, contract=contract,
+                              blame=Blame(blame))
         data = write_report(config)
     except InputError as exc:
         fail_input(str(exc), "text")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.errors import InputError
 
 DEFAULT_WORST = 20
@@ -38,3 +39,5 @@ class ReportConfig:
     points: float = 0.0
     """A night is flagged as a regression only when worse than its baseline by more than this
     many percentage points (as `trend --fail-on-regression P` judges), and beyond noise."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings count (`corpus.blame`)."""

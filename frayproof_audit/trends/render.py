@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.dataset.selection import short
 from frayproof_audit.corpus.dataset.text_table import cell, text_table
 from frayproof_audit.trends.series import Trend, as_text
@@ -63,6 +64,7 @@ def to_dict(trend: Trend, gate: GateResult | None = None) -> dict[str, Any]:
         "per": trend.per,
         "period": trend.period,
         "baseline": trend.baseline,
+        "blame": str(trend.blame),
         "filters": trend.selection.describe() or None,
         "contract": trend.contract,
         "contracts": list(trend.chosen.contracts) if trend.chosen else [],
@@ -96,6 +98,7 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
         + (f" ({trend.selection.describe()})" if trend.selection.describe() else ""),
         *(trend.chosen.notes() if trend.chosen else ()),
         f"Baseline: median of the previous {trend.baseline} {unit}s; change in points against it.",
+        blame_line(trend.blame),
     ]
     for period, keys in trend.changes:
         head.append(f"Contract changed on {as_text(period)} ({_label(trend, period)} below): now"
@@ -106,8 +109,8 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     blocks = [
         "\n".join(head),
         f"Pairs per {unit}\n" + text_table(trend.totals.select(
-            trend.period, "pairs", "passed", "failed", "input_errors", "engine_errors",
-            "mutation_score"), percent=("mutation_score",)),
+            trend.period, "pairs", "passed", "failed", "inherited_failures", "input_errors",
+            "engine_errors", "mutation_score"), percent=("mutation_score",)),
         "Failure rate per check\n" + _grid(trend, trend.checks, ["check"]),
         "Failure rate per condition code (codes that failed at least once)\n"
         + _grid(trend, codes, ["check", "code"]),
@@ -123,6 +126,14 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     if gate is not None:
         blocks.append(gate.to_text())
     return "\n\n".join(blocks)
+
+
+def blame_line(blame: Blame) -> str:
+    """What counts as a failure, in one line (`corpus.blame`)."""
+    if blame is Blame.ALL:
+        return "Blame all: every failing pair and error counts, inherited from before or not."
+    return ("Blame introduced: only errors the compactor introduced count (inherited_failures:"
+            " failing pairs whose every error before already held; --blame all counts them).")
 
 
 def _grid(trend: Trend, frame: pl.DataFrame, keys: list[str]) -> str:

@@ -496,8 +496,7 @@ class RunSummary:
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
-                 "failing_pairs": c.failing_pairs,
-                 "introduced_failing_pairs": c.introduced_failing_pairs}
+                 "failing_pairs": c.failing(self.blame)}
                 for c in self.checks
             ],
             "compactors": [

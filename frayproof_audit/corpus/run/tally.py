@@ -117,14 +117,14 @@ class Tally:
         row[1] += records
         row[2] += records
 
-    def count_check(self, check: str, findings: int, errors: int, introduced: int) -> None:
+    def count_check(self, check: str, findings: int, errors: int, introduced: int | None = None) -> None:
         """One pair's findings of `check`: how many, how many errors, how many of those the
-        compactor introduced."""
+        compactor introduced (None: not known, all of them, as `counts_as_failure` reads it)."""
         row = self.checks.setdefault(check, [0, 0, 0, 0])
         row[0] += findings
         row[1] += 1
         row[2] += 1 if errors else 0
-        row[3] += 1 if introduced else 0
+        row[3] += 1 if (errors if introduced is None else introduced) else 0
 
     def count_mutant(self, operator: str, status: str) -> None:
         row = self.operators.setdefault(operator, [0, 0, 0])
