@@ -98,7 +98,7 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
         + (f" ({trend.selection.describe()})" if trend.selection.describe() else ""),
         *(trend.chosen.notes() if trend.chosen else ()),
         f"Baseline: median of the previous {trend.baseline} {unit}s; change in points against it.",
-        blame_line(trend.blame),
+        *blame_line(trend.blame, int(trend.totals["inherited_failures"].sum() or 0)),
     ]
     for period, keys in trend.changes:
         head.append(f"Contract changed on {as_text(period)} ({_label(trend, period)} below): now"
@@ -128,12 +128,15 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     return "\n\n".join(blocks)
 
 
-def blame_line(blame: Blame) -> str:
-    """What counts as a failure, in one line (`corpus.blame`)."""
+def blame_line(blame: Blame, inherited: int) -> list[str]:
+    """What `--blame` changed, in one line (none when it changed nothing)."""
     if blame is Blame.ALL:
-        return "Blame all: every failing pair and error counts, inherited from before or not."
-    return ("Blame introduced: only errors the compactor introduced count (inherited_failures:"
-            " failing pairs whose every error before already held; --blame all counts them).")
+        return ["Blame all: every failing pair and error counts, inherited from before or not."]
+    if not inherited:
+        return []
+    return [f"Blame introduced: only errors the compactor introduced count; {inherited:,} failing"
+            " pair(s) whose every error their before already held are inherited_failures"
+            " (--blame all counts them)."]
 
 
 def _grid(trend: Trend, frame: pl.DataFrame, keys: list[str]) -> str:

@@ -145,7 +145,7 @@ class Stats:
         if self.selection.describe_rows():
             head += f" ({self.selection.describe_rows()})"
         notes = list(self.chosen.notes()) if self.chosen else []
-        notes.append(_blame_note(self.blame, int(self.pairs["inherited_failures"].sum() or 0)))
+        notes += _blame_note(self.blame, int(self.pairs["inherited_failures"].sum() or 0))
         return "\n".join([
             head,
             *notes,
@@ -179,12 +179,14 @@ class Stats:
         return lines
 
 
-def _blame_note(blame: Blame, inherited: int) -> str:
+def _blame_note(blame: Blame, inherited: int) -> list[str]:
+    """What `--blame` changed, in one line (none when it changed nothing)."""
     if blame is Blame.ALL:
-        return "Blame all: every failing pair and finding counts (frayproof's reading)."
-    return (f"Blame introduced: a pair fails only by errors its compactor introduced;"
-            f" {inherited:,} failing pair(s) whose every error before already held are"
-            " inherited_failures, not failures (--blame all counts them).")
+        return ["Blame all: every failing pair counts, inherited errors included (frayproof's reading)."]
+    if not inherited:
+        return []
+    return [f"Blame introduced: {inherited:,} failing pair(s) whose every error their before already"
+            " held are inherited_failures, not failures (--blame all counts them)."]
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

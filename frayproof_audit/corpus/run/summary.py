@@ -287,8 +287,9 @@ class RunSummary:
     lineages: tuple[LineageLine, ...] = ()
     """Request logs: the first lineages (conversations) and their classification counts."""
     lineages_total: int = 0
-    introduced_failures: int = 0
-    """Failing pairs whose compactor introduced an error (`failed` counts every failing pair)."""
+    introduced_failures: int | None = None
+    """Failing pairs whose compactor introduced an error (`failed` counts every failing pair;
+    None: not known, every failing pair, as `corpus.blame` reads a row without blame)."""
     blame: Blame = DEFAULT_BLAME
     """Which failing pairs the gates count (`--blame`): those with an introduced error, or all."""
 
@@ -394,7 +395,9 @@ class RunSummary:
     @property
     def failures(self) -> int:
         """Failing pairs that count under `blame` (what the failure gates count)."""
-        return self.failed if self.blame is Blame.ALL else self.introduced_failures
+        if self.blame is Blame.ALL or self.introduced_failures is None:
+            return self.failed
+        return self.introduced_failures
 
     @property
     def inherited_failures(self) -> int:
@@ -428,9 +431,7 @@ class RunSummary:
                     f"failure rate {rate:.1%} is above --max-failure-rate {self.max_failure_rate:g}"
                 )
         elif "failures" in self.fail_on and self.failures:
-            found.append(f"{self.failures} pair(s) fail the contract"
-                         + (" by errors the compactor introduced" if self.blame is Blame.INTRODUCED
-                            else "") + " (--fail-on failures)")
+            found.append(f"{self.failures} pair(s) fail the contract (--fail-on failures)")
         if "survivors" in self.fail_on and self.mutants_survived:
             found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
         if "input-errors" in self.fail_on:
@@ -479,7 +480,8 @@ class RunSummary:
             "passed": self.passed,
             "failed": self.failed,
             "introduced_failures": self.introduced_failures,
-            "inherited_failures": self.failed - self.introduced_failures,
+            "inherited_failures": (None if self.introduced_failures is None
+                                   else self.failed - self.introduced_failures),
             "blame": str(self.blame),
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
