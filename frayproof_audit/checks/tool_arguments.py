@@ -184,7 +184,9 @@ class _PerMessage:
     the call's position, plus before's findings (its before facts). On a clean original (no
     finding at all) every message kept from it has none, so a mutant's findings are its new
     messages', judged by `find` on a snapshot of just those, each labelled and indexed by its
-    mutant position (`recheck.local.new_messages_only`)."""
+    mutant position (`recheck.local.new_messages_only`). Under `scope: changed` whether a call is
+    judged depends only on the call and before's calls (`BeforeCalls.kept`), not on the other
+    messages, so the window decides each new call as the whole mutant would."""
 
     __slots__ = ("check", "pair", "settings")
 
