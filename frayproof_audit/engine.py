@@ -62,12 +62,18 @@ def check_loaded(before: Loaded, after: Loaded, contract: Contract) -> Report:
 def check_blamed(before: Loaded, after: Loaded, contract: Contract) -> tuple[Report, tuple[str, ...]]:
     """`check_loaded`'s report and each finding's origin (`blame`), in report order. The
     baseline (`check(before, before)`, against the same before facts) is judged only when the
-    pair has a finding: a clean pair costs nothing more."""
+    pair has a finding, and only by the checks that found something: a clean pair costs
+    nothing more."""
     facts = prepare_before(before, contract)
     report = evaluate(after, contract, facts)
     found: tuple[str, ...] = ()
     if report.violations:
-        found = blame.origins(report, evaluate(before, contract, facts), after, before)
+        # Only the checks with a finding: a baseline finding of another check matches nothing.
+        named = {violation.check for violation in report.violations}
+        baseline = [violation for registered in registry.CHECKS if registered.name in named
+                    for violation in registered.find(before, contract, facts,
+                                                     contract.settings(registered.key))]
+        found = blame.origins(report, Report(tuple(baseline)), after, before)
     return localize(report, after, before), found
 
 
