@@ -198,3 +198,17 @@ def test_stats_trend_and_report_count_introduced_failures_by_default(tmp_path: P
     assert "6 failing pair(s) are not counted as failures" in report.stderr
     run_cli("report", out, "-o", tmp_path / "all.html", "--blame", "all")
     assert "not counted" not in (tmp_path / "all.html").read_text(encoding="utf-8")
+
+
+def test_runs_written_before_blame_count_every_failure_as_introduced() -> None:
+    from frayproof_audit.corpus import compute_stats
+    from frayproof_audit.corpus.blame import Blame
+    from frayproof_audit.trends.series import TrendConfig, compute_trend
+    from tests.helpers import REPO
+
+    old = REPO / "tests" / "data" / "v1" / "example-dataset"  # tables schema 1: no origin
+    by_default, everything = compute_stats(old), compute_stats(old, blame=Blame.ALL)
+    assert by_default.pairs.equals(everything.pairs) and by_default.checks.equals(everything.checks)
+    assert by_default.pairs["failed"].item() > 0 and by_default.pairs["inherited_failures"].item() == 0
+    quiet, loud = compute_trend(TrendConfig(old)), compute_trend(TrendConfig(old, blame=Blame.ALL))
+    assert quiet.totals.equals(loud.totals) and quiet.streaks.equals(loud.streaks)
