@@ -196,6 +196,7 @@ def test_stats_trend_and_report_count_introduced_failures_by_default(tmp_path: P
     assert [row["failing_pairs"] for row in integrity] == [3, 3]
     report = run_cli("report", out, "-o", tmp_path / "r.html")
     assert "6 failing pair(s) are not counted as failures" in report.stderr
+    assert "inherited only" in (tmp_path / "r.html").read_text(encoding="utf-8")
     run_cli("report", out, "-o", tmp_path / "all.html", "--blame", "all")
     assert "not counted" not in (tmp_path / "all.html").read_text(encoding="utf-8")
 

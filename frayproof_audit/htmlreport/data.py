@@ -60,10 +60,12 @@ class Totals:
     caught: int
     survived: int
     skipped: int
+    inherited: int = 0
+    """Failing pairs not counted in `failed` (`--blame introduced`: every error inherited)."""
 
     @property
     def failure_rate(self) -> float | None:
-        checked = self.passed + self.failed
+        checked = self.passed + self.failed + self.inherited
         return self.failed / checked if checked else None
 
     @property
@@ -202,7 +204,7 @@ def gather(config: ReportConfig) -> ReportData:
             passed=status.get("pass", 0), failed=int(failures.item() or 0),
             input_errors=status.get("input_error", 0), engine_errors=status.get("engine_error", 0),
             caught=mutant_status.get("caught", 0), survived=mutant_status.get("survived", 0),
-            skipped=mutant_status.get("skipped", 0)),
+            skipped=mutant_status.get("skipped", 0), inherited=int(nights["inherited"].sum() or 0)),
         runs=run_rows, left_out=left_out, contract_text=runs[-1].contract_text,
         contract_path=latest["contract_path"], contract_key=short(runs[-1].contract),
         nights=nights, checks=with_zero_checks(checks, active, int(nights["checked"].sum())),
