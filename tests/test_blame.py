@@ -213,3 +213,30 @@ def test_runs_written_before_blame_count_every_failure_as_introduced() -> None:
     assert by_default.pairs["failed"].item() > 0 and by_default.pairs["inherited_failures"].item() == 0
     quiet, loud = compute_trend(TrendConfig(old)), compute_trend(TrendConfig(old, blame=Blame.ALL))
     assert quiet.totals.equals(loud.totals) and quiet.streaks.equals(loud.streaks)
+
+
+def test_the_python_and_polars_readings_of_the_rule_agree() -> None:
+    from frayproof_audit.corpus.blame import (
+        Blame,
+        counted_findings,
+        counts_as_failure,
+        counts_finding,
+        failure_expr,
+        inherited_expr,
+    )
+
+    pairs = pl.DataFrame({"status": ["pass", "fail", "fail", "fail", "input_error"],
+                          "introduced_errors": [0, 2, 0, None, None]},
+                         schema={"status": pl.String, "introduced_errors": pl.Int32})
+    findings = pl.DataFrame({"origin": [INTRODUCED, INHERITED, None]}, schema={"origin": pl.String})
+    for blame in Blame:
+        counted = pairs.select(failure_expr(blame))["status"].to_list()
+        assert counted == [counts_as_failure(s, n, blame) for s, n in pairs.iter_rows()]
+        left_out = pairs.select(inherited_expr(blame))["status"].to_list()
+        assert left_out == [s == "fail" and not c for (s, _), c in zip(pairs.iter_rows(), counted,
+                                                                     strict=True)]
+        assert findings.with_columns(counted_findings(blame).alias("c"))["c"].to_list() == [
+            counts_finding(origin, blame) for (origin,) in findings.iter_rows()]
+    assert counted == [False, True, True, True, False]  # all: every fail
+    assert [counts_as_failure(s, n, Blame.INTRODUCED) for s, n in pairs.iter_rows()] == [
+        False, True, False, True, False]  # a fail of 0 introduced errors is not the compactor's

@@ -1,6 +1,7 @@
 """The one rule that decides whether a pair counts as the compactor's failure, for the audit's
 gates (`Tally`, `RunSummary`) and for every reading of a dataset (`stats`, `trend`, `report`):
-`counts_as_failure` for Python, `failure_expr` and `counted_findings` for Polars, the same rule.
+`counts_as_failure` and `counts_finding` for Python, `failure_expr` and `counted_findings` for
+Polars, the same rules.
 
 Under `--blame introduced` (the default) a failing pair counts only when the compactor introduced
 an error (`pairs.introduced_errors > 0`), and only introduced findings count towards a check's or
@@ -42,6 +43,11 @@ def counts_as_failure(status: str, introduced_errors: int | None, blame: Blame) 
     return blame is Blame.ALL or introduced_errors is None or introduced_errors > 0
 
 
+def counts_finding(origin: str | None, blame: Blame) -> bool:
+    """Whether a finding of this origin counts towards its check's and code's failures."""
+    return blame is Blame.ALL or origin is None or origin == INTRODUCED
+
+
 def failure_expr(blame: Blame) -> pl.Expr:
     """`counts_as_failure` over a frame of `pairs` rows (`status`, `introduced_errors`)."""
     import polars as pl
@@ -62,7 +68,7 @@ def inherited_expr(blame: Blame) -> pl.Expr:
 
 
 def counted_findings(blame: Blame) -> pl.Expr:
-    """Which `findings` rows count towards a check's or code's rate under `blame`."""
+    """`counts_finding` over a frame of `findings` rows (`origin`)."""
     import polars as pl
 
     if blame is Blame.ALL:

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from frayproof_audit.blame import INTRODUCED, introduced_errors
+from frayproof_audit.blame import introduced_errors
 from frayproof_audit.contract import Contract
+from frayproof_audit.corpus.blame import Blame, counts_finding
 from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
@@ -371,7 +372,7 @@ class _Auditor:
             counts[0] += 1
             if violation.severity == "error":
                 counts[1] += 1
-                counts[2] += origin == INTRODUCED
+                counts[2] += counts_finding(origin, Blame.INTRODUCED)
         for check, (found, errors, introduced_here) in per_check.items():
             self.tally.count_check(check, found, errors, introduced_here)
         if outcome is not None:
