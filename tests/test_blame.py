@@ -163,6 +163,11 @@ def test_an_inherited_defect_is_not_the_compactors_failure_unless_blame_all(tmp_
     assert inherited["introduced_errors"].to_list() == [0, 0, 0]
     findings = read_table(out, "findings").collect()
     assert set(zip(findings["code"], findings["origin"], strict=True)) == {("TP-ORPHAN", INHERITED)}
+    sarif = json.loads(run_cli("audit", inherited_only, "--out", tmp_path / "sarif", "--no-mutate",
+                               "-q", "--format", "sarif").stdout)
+    results = sarif["runs"][0]["results"]
+    assert len(results) == 3 and {r["properties"]["origin"] for r in results} == {INHERITED}
+    assert all("(inherited: its before already had it)" in r["message"]["text"] for r in results)
 
 
 def test_stats_trend_and_report_count_introduced_failures_by_default(tmp_path: Path) -> None:
