@@ -24,6 +24,7 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.cli.dataset_options import (
     as_day,
+    blame_option,
     cannot_write,
     selection_options,
     show_notes,
@@ -148,6 +149,7 @@ class _ProgressLine:
               help="Known-issue baseline: the error findings FILE lists (JSON lines of pair_id "
                    "and code; stats --write-baseline writes one) are stored and counted but fail "
                    "no gate.")
+@blame_option
 @click.option("--max-input-error-rate", type=RATE,
               default=DEFAULT_MAX_INPUT_ERROR_RATE, show_default=True,
               help="Fail when input errors / records exceeds this (--fail-on input-errors: any).")
@@ -186,6 +188,7 @@ def audit_command(
     min_pairs: int,
     strict_min_pairs: bool,
     baseline_findings: str | None,
+    blame: str,
     max_input_error_rate: float,
     allow_engine_errors: bool,
     repair_out: str | None,
@@ -236,6 +239,7 @@ def audit_command(
             min_pairs=min_pairs,
             strict_min_pairs=strict_min_pairs,
             baseline_findings=baseline_findings,
+            blame=blame,
             argv=("frayproof-audit", *sys.argv[1:]),
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
@@ -308,6 +312,7 @@ def _label(exc: InputError) -> str:
 @click.option("--all-groups", is_flag=True,
               help="Also show groups with nothing judged (no pair checked, no mutant): their "
                    "check and operator rows are placeholders.")
+@blame_option
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
@@ -318,11 +323,13 @@ def _label(exc: InputError) -> str:
                    "audit --baseline-findings.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
-                  all_groups: bool, output_format: str, output: str | None,
+                  all_groups: bool, blame: str, output_format: str, output: str | None,
                   baseline: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
-    Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
+    Pairs: passed, failed, input errors, engine errors, failure rate, inherited failures (failing
+    pairs whose every error their before already held: not failures under --blame introduced,
+    the default, which also counts only introduced findings for a check). Checks, and each check's
     condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
     failure rate, passing pairs, input errors (runs from before codes existed have code null).
     Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval
@@ -338,6 +345,7 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     """
     chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
+    from frayproof_audit.corpus.blame import Blame
     from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.dataset.stats import compute_stats
 
@@ -345,7 +353,7 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
         selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
         if baseline is not None:
             _write_baseline(out, baseline, selection)
-        stats = compute_stats(out, by, selection, all_groups)
+        stats = compute_stats(out, by, selection, all_groups, Blame(blame))
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)

@@ -7,8 +7,9 @@ from datetime import datetime
 import click
 
 from frayproof_audit.cli.common import fail_input
-from frayproof_audit.cli.dataset_options import as_day, selection_options
+from frayproof_audit.cli.dataset_options import as_day, blame_option, selection_options
 from frayproof_audit.cli.option_types import POINTS, count
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import (
     DEFAULT_BASELINE,
@@ -42,10 +43,11 @@ from frayproof_audit.htmlreport.config import (
 @click.option("--regression-points", "points", type=POINTS, default=0.0, show_default=True,
               metavar="P", help="Name (and draw red) a night's regression only when it is worse than "
                                 "its baseline by more than P points, as trend --fail-on-regression P.")
+@blame_option
 def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime | None,
                    until: datetime | None, compactors: tuple[str, ...], contract: str | None,
                    worst: int, max_pairs: int, source_root: str | None, baseline: int,
-                   points: float) -> None:
+                   points: float, blame: str) -> None:
     """Write an HTML report of the committed runs in OUT: one file that needs no network.
 
     Run summary, failures per check, condition code and compactor, survival per mutation
@@ -56,7 +58,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
     operator or text, which every count in the tables opens.
     Runs judged with different contracts are never added up: by default the report covers the
     runs of the newest contract, failed runs left out, and names the others (on stderr and on
-    the page); --contract chooses another (or all), --run picks runs.
+    the page); --contract chooses another (or all), --run picks runs. A failing pair counts
+    only when its compactor introduced an error (--blame all: every failing pair).
 
     \b
     Example:
@@ -68,7 +71,8 @@ def report_command(out: str, output: str, runs: tuple[str, ...], since: datetime
         config = ReportConfig(out=out, output=output, runs=runs, compactors=compactors,
                               since=as_day(since), until=as_day(until), worst=worst,
                               baseline=baseline, points=points, contract=contract,
-                              max_pairs=max_pairs, source_root=source_root)
+                              max_pairs=max_pairs, source_root=source_root,
+                              blame=Blame(blame))
         written = write_report_pages(config)
     except InputError as exc:
         fail_input(str(exc), "text")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.errors import InputError
 
 DEFAULT_WORST = 20
@@ -45,3 +46,5 @@ class ReportConfig:
     """Pairs that get a page of their own (worst first); the page says how many of how many."""
     source_root: str | None = None
     """Where the dataset's relative `source` paths are found (None: the current folder)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings count (`corpus.blame`)."""

@@ -140,7 +140,8 @@ def _header(data: ReportData, pages: PairPages | None) -> str:
 
 _NIGHTS: tuple[Column, ...] = (
     ("log_date", "night", "date"), ("pairs", "pairs", "int"), ("passed", "pass", "int"),
-    ("failed", "fail", "int"), ("input_errors", "input errors", "int"),
+    ("failed", "fail", "int"), ("inherited", "inherited only", "int"),
+    ("input_errors", "input errors", "int"),
     ("engine_errors", "engine errors", "int"), ("failure_rate", "failure rate", "rate"),
 )
 _RUNS: tuple[Column, ...] = (
@@ -210,7 +211,8 @@ _CODES: tuple[Column, ...] = (
 )
 _COMPACTORS: tuple[Column, ...] = (
     ("compactor", "compactor", "text"), ("pairs", "pairs", "int"), ("passed", "pass", "int"),
-    ("failed", "fail", "int"), ("input_errors", "input errors", "int"),
+    ("failed", "fail", "int"), ("inherited", "inherited only", "int"),
+    ("input_errors", "input errors", "int"),
     ("failure_rate", "failure rate", "rate"), ("mutants", "mutants judged", "int"),
     ("survived", "survived", "int"), ("survival_rate", "survival rate", "rate"),
 )

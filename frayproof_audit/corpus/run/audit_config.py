@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
+from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.source_choice import AUTO, PAIRS, check_source
@@ -67,6 +68,9 @@ class RunOptions:
     baseline_findings: str | None = None
     """A known-issue baseline file (`baseline_file`): the error findings it lists (pair id ×
     condition code) are stored and counted, but fail no gate."""
+    blame: str = DEFAULT_BLAME
+    """Which failing pairs the failure gates count (`corpus.blame`): `introduced`, those whose
+    compactor introduced an error, or `all`, frayproof's reading."""
     argv: tuple[str, ...] = ()
     max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE
     """Input errors / records above this fail the run (None: never; `fail_on` input-errors: any)."""
@@ -133,6 +137,8 @@ class AuditConfig(RunOptions):
             raise ConfigError(f"--min-pairs must be an integer from 1 to {MAX_COUNT}")
         if self.baseline_findings is not None and not self.baseline_findings:
             raise ConfigError("--baseline-findings needs a file name")
+        if self.blame not in BLAMES:
+            raise ConfigError(f"unknown --blame {self.blame!r} (choose {', '.join(BLAMES)})")
         rate = self.max_input_error_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-input-error-rate must be between 0 and 1")
@@ -171,6 +177,7 @@ class AuditConfig(RunOptions):
         found["operators"] = list(self.operators) if self.operators is not None else None
         found["fail_on"] = list(self.fail_on)
         found["failure_rate_gates"] = [gate.spec for gate in self.failure_rate_gates]
+        found["blame"] = str(self.blame)
         return found
 
 

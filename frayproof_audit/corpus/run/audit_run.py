@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from frayproof_audit.contract import Contract, load_contract
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
@@ -432,6 +433,7 @@ class _Collector:
             min_pairs=config.min_pairs,
             strict_min_pairs=config.strict_min_pairs,
             baseline_findings=config.baseline_findings,
+            blame=Blame(config.blame),
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
 

@@ -42,6 +42,7 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.contract import load_contract
+from frayproof_audit.corpus.blame import DEFAULT_BLAME
 from frayproof_audit.corpus.dataset.selection import run_infos, short
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
@@ -258,6 +259,7 @@ def _replay(config: RejudgeConfig, row: dict[str, Any], target: str) -> RunSumma
             if isinstance(gate, FailureRateGate)),
         min_pairs=int(options.get("min_pairs", DEFAULT_MIN_PAIRS)),
         strict_min_pairs=bool(options.get("strict_min_pairs", False)),
+        blame=str(options.get("blame") or DEFAULT_BLAME),
         max_input_error_rate=options.get("max_input_error_rate"),
         allow_engine_errors=bool(options.get("allow_engine_errors", False)),
         max_mutants_per_pair=options.get("max_mutants_per_pair"),

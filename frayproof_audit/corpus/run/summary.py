@@ -11,11 +11,12 @@ Exit codes, decided here only (`RunSummary.exit_code`):
     `--allow-engine-errors`; `--fail-on none` does not cover them;
   * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
   * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
-    failure rate above R;
+    failure rate above R; a failing pair counts only when the compactor introduced an error,
+    unless `--blame all` (`corpus.blame`, the rule every reading of a dataset shares);
   * `--max-failure-rate CHECK=R` / `compactor:NAME=R` — one check's or one compactor's rate
     above R (`rate_gates`; given alone they replace "any failure" too), and with
-    `--strict-min-pairs` a compactor too small to judge; a pair whose every error finding the
-    `--baseline-findings` file lists counts as failed for none of these gates;
+    `--strict-min-pairs` a compactor too small to judge; a pair whose every counted error
+    finding the `--baseline-findings` file lists counts as failed for none of these gates;
   * `--fail-on survivors` — any surviving mutant;
   * `--fail-on input-errors` — any unreadable record; otherwise the input-error rate
     (input errors / records) above `--max-input-error-rate` (default 0.5) fails the run;
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.corpus.run.rate_gates import (
     DEFAULT_MIN_PAIRS,
     FailureRateGate,
@@ -151,8 +153,20 @@ class CheckLine:
     """Pairs with any finding of this check."""
     failing_pairs: int
     """Pairs with an error finding of this check."""
-    accepted_pairs: int = 0
-    """Of those, pairs whose every error finding of this check the baseline accepts."""
+    introduced_failing_pairs: int = 0
+    """Pairs with an error finding of this check the compactor introduced."""
+    gated_pairs: int = 0
+    """Pairs with an error finding of this check the known-issue baseline does not accept."""
+    gated_introduced_pairs: int = 0
+    """Pairs with an introduced error finding of this check the baseline does not accept."""
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs this check fails under `blame`."""
+        return self.failing_pairs if blame is Blame.ALL else self.introduced_failing_pairs
+
+    def gated(self, blame: Blame) -> int:
+        """Pairs this check's gate counts under `blame`: failing, less the baseline's."""
+        return self.gated_pairs if blame is Blame.ALL else self.gated_introduced_pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,12 +176,24 @@ class CompactorLine:
     failed: int
     input_errors: int
     engine_errors: int = 0
-    accepted: int = 0
-    """Failed pairs the known-issue baseline accepts whole (no gate counts them)."""
+    introduced_failed: int = 0
+    """Failing pairs whose compactor introduced an error."""
+    gated: int = 0
+    """Failing pairs with an error the known-issue baseline does not accept."""
+    gated_introduced: int = 0
+    """Failing pairs with an introduced error the baseline does not accept."""
 
     @property
     def checked(self) -> int:
         return self.pairs - self.input_errors - self.engine_errors
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs of this compactor that count as its failures under `blame`."""
+        return self.failed if blame is Blame.ALL else self.introduced_failed
+
+    def gated_failing(self, blame: Blame) -> int:
+        """Of those, the pairs its gate counts: less the ones the baseline accepts whole."""
+        return self.gated if blame is Blame.ALL else self.gated_introduced
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,8 +321,16 @@ class RunSummary:
     """The known-issue baseline file the gates read (None: none)."""
     baseline_accepted_findings: int = 0
     """Error findings the baseline accepts: stored and counted, but failing no gate."""
-    baseline_accepted_pairs: int = 0
-    """Failed pairs every error finding of which the baseline accepts."""
+    introduced_failures: int | None = None
+    """Failing pairs whose compactor introduced an error (`failed` counts every failing pair;
+    None: not known, every failing pair, as `corpus.blame` reads a row without blame)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs the gates count (`--blame`): those with an introduced error, or all."""
+    gated_failures: int | None = None
+    """Failing pairs with an error the baseline does not accept, under `--blame all` (None: no
+    baseline was read, every failing pair)."""
+    gated_introduced_failures: int | None = None
+    """The same under `--blame introduced` (None: every introduced failure)."""
 
     @classmethod
     def from_tally(
@@ -323,15 +357,16 @@ class RunSummary:
         min_pairs: int = DEFAULT_MIN_PAIRS,
         strict_min_pairs: bool = False,
         baseline_findings: str | None = None,
+        blame: Blame = DEFAULT_BLAME,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
             (CheckLine(name, *row) for name, row in tally.checks.items()),
-            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
+            key=lambda c: (-c.failing(blame), -c.failing_pairs, -c.findings, c.check),
         )
         compactors = sorted(
             (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
-            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
+            key=lambda c: (-c.failing(blame), -c.failed, -c.pairs, c.compactor or ""),
         )
         operators = sorted(
             (OperatorLine(name, *row) for name, row in tally.operators.items()),
@@ -377,7 +412,10 @@ class RunSummary:
             strict_min_pairs=strict_min_pairs,
             baseline_findings=baseline_findings,
             baseline_accepted_findings=tally.baseline_findings,
-            baseline_accepted_pairs=tally.baseline_pairs,
+            introduced_failures=tally.introduced_failures,
+            blame=blame,
+            gated_failures=tally.gated_failures,
+            gated_introduced_failures=tally.gated_introduced_failures,
         )
 
     @property
@@ -405,14 +443,33 @@ class RunSummary:
         return _rate(self.input_errors, self.pairs)
 
     @property
+    def failures(self) -> int:
+        """Failing pairs that count under `blame` (what the failure gates count)."""
+        if self.blame is Blame.ALL or self.introduced_failures is None:
+            return self.failed
+        return self.introduced_failures
+
+    @property
+    def inherited_failures(self) -> int:
+        """Failing pairs that do not count under `blame`: every error already in before."""
+        return self.failed - self.failures
+
+    @property
     def failure_rate(self) -> float | None:
-        """Failed pairs over pairs that could be checked (input errors excluded)."""
-        return _rate(self.failed, self.passed + self.failed)
+        """Failures (under `blame`) over pairs that could be checked (input errors excluded)."""
+        return _rate(self.failures, self.passed + self.failed)
 
     @property
     def gated_failed(self) -> int:
-        """Failed pairs the gates count: those with an error the baseline does not accept."""
-        return self.failed - self.baseline_accepted_pairs
+        """Failures (under `blame`) the gates count: those with a counted error the known-issue
+        baseline does not accept."""
+        gated = self.gated_failures if self.blame is Blame.ALL else self.gated_introduced_failures
+        return self.failures if gated is None else gated
+
+    @property
+    def baseline_accepted_pairs(self) -> int:
+        """Failures (under `blame`) whose every counted error the baseline accepts."""
+        return self.failures - self.gated_failed
 
     @property
     def gated_failure_rate(self) -> float | None:
@@ -427,8 +484,8 @@ class RunSummary:
     def slice_verdicts(self) -> SliceVerdicts:
         """The per-check and per-compactor gates' verdicts (`rate_gates.judge`)."""
         return judge(self.failure_rate_gates, self.checked,
-                     {c.check: c.failing_pairs - c.accepted_pairs for c in self.checks},
-                     {c.compactor: (c.checked, c.failed - c.accepted) for c in self.compactors},
+                     {c.check: c.gated(self.blame) for c in self.checks},
+                     {c.compactor: (c.checked, c.gated_failing(self.blame)) for c in self.compactors},
                      self.min_pairs, self.strict_min_pairs)
 
     @property
@@ -506,6 +563,10 @@ class RunSummary:
             "pairs": self.pairs,
             "passed": self.passed,
             "failed": self.failed,
+            "introduced_failures": self.introduced_failures,
+            "inherited_failures": (None if self.introduced_failures is None
+                                   else self.failed - self.introduced_failures),
+            "blame": str(self.blame),
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
             "failure_rate": self.failure_rate,
@@ -521,13 +582,15 @@ class RunSummary:
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
-                 "failing_pairs": c.failing_pairs, "baseline_accepted_pairs": c.accepted_pairs}
+                 "failing_pairs": c.failing(self.blame),
+                 "baseline_accepted_pairs": c.failing(self.blame) - c.gated(self.blame)}
                 for c in self.checks
             ],
             "compactors": [
                 {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
+                 "introduced_failed": c.introduced_failed,
                  "input_errors": c.input_errors, "engine_errors": c.engine_errors,
-                 "baseline_accepted": c.accepted}
+                 "baseline_accepted": c.failing(self.blame) - c.gated_failing(self.blame)}
                 for c in self.compactors
             ],
             "operators": [
@@ -575,7 +638,10 @@ class RunSummary:
                  f" ({self.shards} shard(s)) → {self.out}"]
         rate = self.failure_rate
         lines.append(
-            f"  pass {self.passed:,} · fail {self.failed:,} · input_error {self.input_errors:,}"
+            f"  pass {self.passed:,} · fail {self.failed:,}"
+            + (f" ({self.inherited_failures:,} only by errors before already held, not counted:"
+               " --blame all counts them)" if self.inherited_failures else "")
+            + f" · input_error {self.input_errors:,}"
             + (f" · engine_error {self.engine_errors:,}" if self.engine_errors else "")
             + (f" · failure rate {rate:.1%}" if rate is not None else "")
         )
@@ -589,8 +655,9 @@ class RunSummary:
             if self.budget_pairs:
                 lines.append(f"  mutation budget: {self.budget_pairs:,} pair(s) over it,"
                              f" {self.budget_sites:,} site(s) sampled out (skipped, reason Budget)")
-        failing = [c for c in self.checks if c.failing_pairs][:TOP]
-        worst = [c for c in self.compactors if c.failed][:TOP]
+        blame = self.blame
+        failing = [c for c in self.checks if c.failing(blame)][:TOP]
+        worst = [c for c in self.compactors if c.failing(blame)][:TOP]
         width = max(
             [len(c.check) for c in failing]
             + [len(c.compactor or "(none)") for c in worst]
@@ -600,13 +667,13 @@ class RunSummary:
         if failing:
             lines.append("Top failing checks (pairs with an error · findings):")
             lines.extend(
-                f"  {c.check:<{width}} {c.failing_pairs:>7,} · {c.findings:,}" for c in failing
+                f"  {c.check:<{width}} {c.failing(blame):>7,} · {c.findings:,}" for c in failing
             )
         if worst:
             lines.append("Top failing compactors (failed / checked):")
             for c in worst:
-                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {c.checked:,}"
-                             f" ({c.failed / c.checked:.1%})")
+                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failing(blame):>7,} / {c.checked:,}"
+                             f" ({c.failing(blame) / c.checked:.1%})")
         if self.operators:
             lines.append("Mutation operators (survived / applicable):")
             for o in self.operators:
