@@ -194,9 +194,9 @@ def test_an_arguments_edit_reruns_only_the_checks_that_read_arguments() -> None:
             object.__setattr__(registered, "find", originals[registered.name])
     # tool_arguments reads arguments and reruns; tool_call_integrity judges the new message alone
     # (its re-check, `KeptCalls`: its find does not run); the view-only checks and retention (the
-    # skeleton is kept) do not run; format_notes has no lemma (it reads the snapshots' notes
-    # only, so rerunning is cheap)
-    assert set(ran) == {"tool_arguments", "format_notes"}
+    # skeleton is kept) do not run; format_notes' findings on a mutant are the pair's, computed
+    # once (it reads the snapshots' notes only)
+    assert set(ran) == {"tool_arguments"}
     full = check(before, mutant.loaded.wire, contract)
     assert report.violations == full.violations
     assert {v.code for v in report.violations} == {"ST-INSTR-LATE", "TA-REQUIRED", "TC-ARGS"}

@@ -62,7 +62,13 @@ SOURCES: dict[str, Source] = {
 }
 PAIRS = "pairs"
 """The audit's own records (`before`, `after`, ...): not a session source."""
-SOURCE_NAMES = (PAIRS, *SOURCES)
+
+
+def source_names() -> tuple[str, ...]:
+    """`pairs` and every registered source, read from `SOURCES` when asked (a source
+    registered later is offered at once)."""
+    return (PAIRS, *SOURCES)
+
 SNIFF_LINES = 8
 """How many first lines `detect` reads (blank and unparsable ones included)."""
 
@@ -78,7 +84,7 @@ class AmbiguousSource(InputError):
 def get_source(name: str) -> Source:
     found = SOURCES.get(name)
     if found is None:
-        raise UnknownSource(f"unknown source {name!r} (known: {', '.join(SOURCE_NAMES)})")
+        raise UnknownSource(f"unknown source {name!r} (known: {', '.join(source_names())})")
     return found
 
 
@@ -111,7 +117,7 @@ def detect(lines: Sequence[Line], label: str = "the file") -> str | None:
     if len(found) > 1:
         named = " but ".join(f"{seen} ({name})" for name, seen in found.items())
         raise AmbiguousSource(f"Cannot tell the source of {label}: {named}. Name the source "
-                              f"(--source {'|'.join(SOURCE_NAMES)})")
+                              f"(--source {'|'.join(source_names())})")
     return next(iter(found), None)
 
 
@@ -154,7 +160,7 @@ def detect_file(path: str | os.PathLike[str], label: str | None = None) -> str |
     if len(found) > 1:
         named = " but ".join(f"{seen} ({name})" for name, seen in found.items())
         raise AmbiguousSource(f"Cannot tell the source of {label or os.fspath(path)}: {named}. "
-                              f"Name the source (--source {'|'.join(SOURCE_NAMES)})")
+                              f"Name the source (--source {'|'.join(source_names())})")
     return next(iter(found), None)
 
 
@@ -197,7 +203,6 @@ __all__ = [
     "PAIRS",
     "SNIFF_LINES",
     "SOURCES",
-    "SOURCE_NAMES",
     "TRIGGERS",
     "AmbiguousSource",
     "CallRole",
@@ -230,4 +235,5 @@ __all__ = [
     "pairs_evidence",
     "read_source",
     "role_of",
+    "source_names",
 ]

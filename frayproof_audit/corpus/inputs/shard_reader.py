@@ -150,24 +150,31 @@ def head_lines(file: InputFile, count: int, budget: int) -> list[bytes]:
     """The first `count` lines of a JSONL input (plain, gzip or zstd; local or remote), line
     endings included, as far as `budget` bytes reach: a line the budget cuts is left out, and
     so is everything after it. Blank lines are kept (they are lines)."""
-    found: list[bytes] = []
+    buffer = bytearray()
+    ended = False  # the stream's end was read (its last line may lack a newline)
     with open_input(file) as raw:
         handle: IO[bytes] | io.BufferedIOBase = raw if file.kind == "jsonl" else decompressed(file.kind, raw)
         try:
-            while len(found) < count and budget > 0:
-                line = handle.readline(budget)
-                if not line:
+            # read(n), not readline(n): a remote file's readline takes no size (fsspec)
+            while buffer.count(b"\n") < count and len(buffer) < budget:
+                chunk = handle.read(min(_HEAD_CHUNK, budget - len(buffer)))
+                if not chunk:
+                    ended = True
                     break
-                if not line.endswith(b"\n") and len(line) == budget:
-                    break  # cut by the budget: no evidence
-                budget -= len(line)
-                found.append(line)
+                buffer += chunk
         except DECOMPRESS_ERRORS:
             pass  # a damaged stream: the lines read so far are the evidence there is
         finally:
             if handle is not raw:
                 handle.close()
-    return found
+    *whole, tail = bytes(buffer).split(b"\n")
+    lines = [line + b"\n" for line in whole]
+    if tail and ended:
+        lines.append(tail)  # the last line, without its newline; cut by the budget: no evidence
+    return lines[:count]
+
+
+_HEAD_CHUNK = 64 * 1024
 
 
 class _Oversized:

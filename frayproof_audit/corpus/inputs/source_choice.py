@@ -40,9 +40,9 @@ LINE_KINDS = frozenset({"jsonl", "jsonl.gz", "jsonl.zst"})
 
 def source_names() -> tuple[str, ...]:
     """`auto`, `pairs` and every registered source, read from the registry when asked."""
-    from frayproof_audit.sources import SOURCE_NAMES
+    from frayproof_audit.sources import source_names as registered
 
-    return (AUTO, *SOURCE_NAMES)
+    return (AUTO, *registered())
 
 
 def check_source(name: str) -> str:

@@ -84,6 +84,8 @@ PAIRS_SCHEMA = pa.schema([
     _f("tokens_after", pa.int64()),
     _f("classification", pa.string()),
     _f("evidence", pa.string()),
+    # schema 6: error findings the compactor introduced (`blame`; null in older runs)
+    _f("introduced_errors", pa.int32()),
     _f("carried", _CARRIED),  # schema 6: the --carry fields (null: the run carried none)
     _f("duplicate", pa.bool_()),  # schema 6: an earlier record of the run has this pair_id
 ])
@@ -102,6 +104,7 @@ FINDINGS_SCHEMA = pa.schema([
     _f("rule", pa.string()),
     _f("message", pa.string(), False),
     _f("repairable", pa.bool_()),  # schema 4: a transcript repair removes this finding
+    _f("origin", pa.string()),  # schema 6: introduced or inherited (`blame`; null in older runs)
     _f("duplicate", pa.bool_()),  # schema 6: the finding of a pair's repeated record
 ])
 
@@ -165,8 +168,9 @@ ADDED_IN: Mapping[str, Mapping[str, int]] = {
              "status": 5, "rejudge_of": 5},
     "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
               "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
-              "classification": 5, "evidence": 5, "carried": 6, "duplicate": 6},
-    "findings": {"code": 2, "repairable": 4, "duplicate": 6},
+              "classification": 5, "evidence": 5, "introduced_errors": 6, "carried": 6,
+              "duplicate": 6},
+    "findings": {"code": 2, "repairable": 4, "origin": 6, "duplicate": 6},
     "mutants": {"duplicate": 6},
 }
 """Columns added since schema 1, with the version that added them (docs/tables.md, Changelog):
