@@ -20,8 +20,10 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from frayproof_audit.corpus.blame import Blame, counts_finding
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES
+from frayproof_audit.corpus.store.pair_status import PairStatus
 
 
 class StagedFiles(Protocol):
@@ -43,7 +45,7 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
     """Flag the records repeated across shards (see the module docstring); count them into
     `tally.duplicates` by status. Returns how many records were flagged here."""
     pairs = sorted(name for name in stage.staged if name.startswith("pairs/"))
-    parts = [stage.read_staged_file(relative, ["pair_id", "duplicate", "status"])
+    parts = [stage.read_staged_file(relative, ["pair_id", "duplicate", "status", "introduced_errors"])
              for relative in pairs]
     if not parts:
         return 0
@@ -59,10 +61,13 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
     joined = firsts.join(repeated.select(["pair_id", "shard_min"]), "pair_id")
     later = joined.filter(pc.greater(joined["shard"], joined["shard_min"]))
     by_shard: dict[int, set[str]] = {}
-    for pair_id, shard, status in zip(later["pair_id"].to_pylist(), later["shard"].to_pylist(),
-                                      later["status"].to_pylist(), strict=True):
+    for pair_id, shard, status, introduced in zip(
+            later["pair_id"].to_pylist(), later["shard"].to_pylist(), later["status"].to_pylist(),
+            later["introduced_errors"].to_pylist(), strict=True):
         by_shard.setdefault(shard, set()).add(pair_id)
         tally.count_duplicate(status)
+        if status == PairStatus.FAIL:  # its shard counted it as a failure of blame's and the gates'
+            tally.uncount_failure(introduced is None or introduced > 0)
     for relative in sorted(stage.staged):
         table_name = relative.split("/", 1)[0]
         ids = by_shard.get(shard_of(relative)) if table_name in PARTITIONED_TABLES else None
@@ -87,13 +92,15 @@ def _flag(stage: StagedFiles, relative: str, table_name: str, ids: set[str],
             tally.uncount_mutant(operator, status)
     elif table_name == "findings":
         per_pair: dict[tuple[str, str], list[int]] = {}
-        for pair_id, check, severity in zip(new["pair_id"].to_pylist(), new["check"].to_pylist(),
-                                            new["severity"].to_pylist(), strict=True):
-            counts = per_pair.setdefault((pair_id, check), [0, 0])
+        for pair_id, check, severity, origin in zip(
+                new["pair_id"].to_pylist(), new["check"].to_pylist(), new["severity"].to_pylist(),
+                new["origin"].to_pylist(), strict=True):
+            counts = per_pair.setdefault((pair_id, check), [0, 0, 0])
             counts[0] += 1
             counts[1] += severity == "error"
-        for (_, check), (found, errors) in per_pair.items():
-            tally.uncount_check(check, found, errors)
+            counts[2] += severity == "error" and counts_finding(origin, Blame.INTRODUCED)
+        for (_, check), (found, errors, introduced) in per_pair.items():
+            tally.uncount_check(check, found, errors, introduced)
     index = table.schema.get_field_index("duplicate")
     flagged = pc.or_(before, hit)
     table = table.set_column(index, table.schema.field(index), flagged)

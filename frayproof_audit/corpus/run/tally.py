@@ -127,6 +127,15 @@ class Tally:
             self.input_errors += 1
             row[2] += 1
 
+    def uncount_failure(self, introduced: bool) -> None:
+        """A failing record found to repeat a pair id of an earlier shard after its own shard
+        counted it: it is no failure of blame's nor of the gates' (with a baseline, one the
+        baseline accepted whole is taken from the gates' counts too, a known over-correction)."""
+        self.gated_failures = max(0, self.gated_failures - 1)
+        if introduced:
+            self.introduced_failures -= 1
+            self.gated_introduced_failures = max(0, self.gated_introduced_failures - 1)
+
     def count_duplicate(self, status: str) -> None:
         self.duplicates[status] = self.duplicates.get(status, 0) + 1
 
@@ -183,12 +192,16 @@ class Tally:
             self.mutants_skipped += 1
             row[2] += 1
 
-    def uncount_check(self, check: str, findings: int, errors: int) -> None:
-        """Take back `count_check` (a pair found to repeat an earlier shard's pair id)."""
+    def uncount_check(self, check: str, findings: int, errors: int, introduced: int = 0) -> None:
+        """Take back `count_check` (a pair found to repeat an earlier shard's pair id; its gated
+        counts as if the baseline listed none of its errors)."""
         row = self.checks[check]
         row[0] -= findings
         row[1] -= 1
         row[2] -= 1 if errors else 0
+        row[3] -= 1 if introduced else 0
+        row[4] = max(0, row[4] - (1 if errors else 0))
+        row[5] = max(0, row[5] - (1 if introduced else 0))
 
     def uncount_mutant(self, operator: str, status: str) -> None:
         """Take back `count_mutant` (a mutant of a repeated pair id's record)."""
