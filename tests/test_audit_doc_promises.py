@@ -1,0 +1,242 @@
+"""docs/audit.md's promises that no other test proved, each tried through the CLI (issue 23's
+"Done when": the page's promises re-read against the code).
+
+Every test names the sentence it proves. The corpora are a few hundred bytes, so the file runs in
+seconds; the subprocess cases are the ones a CliRunner cannot show (a closed pipe, a terminal on
+stderr, several audits at once).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from frayproof_audit.corpus import audit, read_table
+from tests.corpus_support import BAD_LINES, CONTRACT_TEXT, good_lines, write_contract, write_jsonl
+from tests.helpers import REPO, run_cli
+
+
+@pytest.fixture
+def night(tmp_path: Path) -> tuple[Path, Path]:
+    """8 good pairs (half fail the test contract) and one unreadable line; the contract."""
+    write_jsonl(tmp_path / "logs" / "a.jsonl", [*good_lines(8), BAD_LINES["invalid_json"][0]])
+    return tmp_path / "logs", write_contract(tmp_path)
+
+
+def _audit_args(night: tuple[Path, Path], out: Path, *extra: str) -> list[str]:
+    return ["audit", str(night[0]), "--contract", str(night[1]), "--out", str(out), "-j", "1", *extra]
+
+
+# --- "`141` stdout was closed (a pipe into `head`)", for every command -------------------------
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first byte: every write is EPIPE
+    try:
+        return subprocess.run([sys.executable, "-m", "frayproof_audit", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_ends_audit_stats_and_runs_with_141_quietly(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    for args in (_audit_args(night, out, "--no-mutate", "--fail-on", "none"),
+                 ["stats", str(out)], ["runs", str(out), "--format", "json"]):
+        done = _with_closed_stdout(*args)
+        assert (done.returncode, done.stderr) == (141, ""), (args, done.stderr)
+    # the audit still committed its run: the pipe closed only after the work
+    assert read_table(out, "pairs").collect().height == 9
+
+
+# --- "`--progress` ... drawn on stderr when stderr is a terminal; never otherwise, or with -q" ----
+
+def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
+    master, slave = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "frayproof_audit", *args], stdout=subprocess.DEVNULL,
+                              stderr=slave, cwd=REPO, timeout=120, check=False)
+    finally:
+        os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal's other side is closed and drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    return done.returncode, b"".join(chunks).decode()
+
+
+def test_the_progress_line_is_drawn_on_a_terminal_only_and_never_with_quiet(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    code, shown = _stderr_on_a_terminal(*_audit_args(night, tmp_path / "o1", "--no-mutate"))
+    assert code == 1  # half the pairs fail the contract
+    assert "100.0% · 1/1 shards · 9 records" in shown and "rec/s" in shown
+    code, quiet = _stderr_on_a_terminal(*_audit_args(night, tmp_path / "o2", "--no-mutate", "-q"))
+    assert (code, quiet) == (1, "")
+    piped = run_cli(*_audit_args(night, tmp_path / "o3", "--no-mutate"), expect=1, real=True)
+    assert piped.stderr == ""
+
+
+# --- "The `--out` tables are the same whatever the format" --------------------------------------
+
+def _tables(out: Path) -> dict[str, pl.DataFrame]:
+    return {name: read_table(out, name).collect().drop("log_date")
+            for name in ("pairs", "findings", "mutants")}
+
+
+def test_the_out_tables_are_the_same_whatever_the_format(night: tuple[Path, Path], tmp_path: Path) -> None:
+    seen = {}
+    for output in ("text", "json", "sarif", "github", "junit"):
+        out = tmp_path / output
+        run_cli(*_audit_args(night, out, "--run-id", "r", "--format", output), expect=1)
+        seen[output] = _tables(out)
+    assert seen["text"]["mutants"].height > 0 and seen["text"]["findings"].height > 0
+    for output, tables in seen.items():
+        for name, frame in tables.items():
+            assert frame.equals(seen["text"][name]), (output, name)
+
+
+# --- "Two audits into one OUT at the same time are safe" ----------------------------------------
+
+def test_audits_into_one_out_at_the_same_time_all_commit_and_leave_nothing_behind(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    sizes = {}
+    for n in range(4):
+        sizes[n] = 3 + n
+        write_jsonl(tmp_path / f"in{n}.jsonl", good_lines(3 + n, start=100 * n))
+    out = tmp_path / "out"
+    run_ids = ["r0", "r1", "same", "same"]
+    processes = [
+        subprocess.Popen([sys.executable, "-m", "frayproof_audit", "audit", str(tmp_path / f"in{n}.jsonl"),
+                          "--contract", str(contract), "--out", str(out), "--run-id", run_id, "-j", "1",
+                          "-q", "--no-mutate", "--fail-on", "none"],
+                         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for n, run_id in enumerate(run_ids)
+    ]
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stdout + stderr
+    counts = dict(read_table(out, "pairs").group_by("run_id").len().collect().iter_rows())
+    assert counts["r0"] == sizes[0] and counts["r1"] == sizes[1]
+    assert counts["same"] in (sizes[2], sizes[3])  # one of the two, whole: never a mix
+    sources = set(read_table(out, "pairs").filter(pl.col("run_id") == "same").collect()["source"])
+    assert len(sources) == 1
+    listed = {path for files in read_table(out, "runs").collect()["files"] for path in files}
+    on_disk = {str(path.relative_to(out)) for path in out.rglob("*.parquet")}
+    assert on_disk == listed | {f"runs/part-{run_id}.parquet" for run_id in counts}  # nothing unlisted
+    assert not list((out / "_staging").iterdir())
+
+
+# --- `stats --contract`: "any unique prefix of 4 or more"; `--run` naming two contracts -------------
+
+def test_contract_prefixes_and_runs_of_two_contracts_named_with_run(tmp_path: Path) -> None:
+    first = write_contract(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
+    out = tmp_path / "out"
+    for run_id, contract in (("a", first), ("b", other)):
+        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    fingerprints = {row["run_id"]: row["contract"] for row in json.loads(
+        run_cli("runs", out, "--format", "json").stdout)["runs"]}
+    chosen = json.loads(run_cli("stats", out, "--contract", fingerprints["a"][:4], "--format", "json").stdout)
+    assert chosen["runs"] == 1 and chosen["contract"] == fingerprints["a"]
+    short = run_cli("stats", out, "--contract", fingerprints["a"][:3], expect=2)
+    assert short.stderr.startswith(f"INPUT ERROR: --contract '{fingerprints['a'][:3]}'")
+    mixed = run_cli("stats", out, "--run", "a", "--run", "b", expect=2, real=True)
+    assert mixed.stderr.startswith("INPUT ERROR: the selected runs were judged by 2 different contracts")
+    assert f"contract {fingerprints['a'][:12]}: runs a" in mixed.stderr
+    assert f"contract {fingerprints['b'][:12]}: runs b" in mixed.stderr
+    both = json.loads(run_cli("stats", out, "--run", "a", "--run", "b", "--contract", "all",
+                              "--format", "json").stdout)
+    assert both["runs"] == 2
+
+
+# --- "`runs OUT` ...; `--format json`, `csv` and `parquet` hold every column" ---------------------
+
+def test_runs_in_every_machine_format_hold_every_column(night: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli(*_audit_args(night, out, "--run-id", "r", "--no-mutate"), expect=1)
+    text_columns = run_cli("runs", out).stdout.splitlines()[2].split()
+    rows = {
+        "json": json.loads(run_cli("runs", out, "--format", "json").stdout)["runs"],
+        "csv": list(csv.DictReader(io.StringIO(run_cli("runs", out, "--format", "csv").stdout))),
+    }
+    run_cli("runs", out, "--format", "parquet", "--output", tmp_path / "runs.parquet")
+    rows["parquet"] = pq.read_table(tmp_path / "runs.parquet").to_pylist()
+    assert "--output" in run_cli("runs", out, "--format", "parquet", expect=2).stderr
+    for name, found in rows.items():
+        (row,) = found
+        for column in [c for c in text_columns if c != "(UTC)"] + ["passed", "failed", "engine_errors"]:
+            assert column in row, (name, column)
+        assert (str(row["pairs"]), str(row["passed"]), str(row["failed"])) == ("9", "4", "4"), name
+
+
+# --- --dry-run: "the same errors for a path that names nothing"; json: the records read per file ----
+
+def test_a_dry_run_refuses_a_path_that_names_nothing_as_the_audit_does(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    for given in ("missing/", "logs/*.nothing"):
+        args = ["audit", given, "--contract", str(night[1]), "--out", "o"]
+        real = run_cli(*args, expect=2, cwd=tmp_path)
+        dry = run_cli(*args, "--dry-run", expect=2, cwd=tmp_path)
+        assert dry.stderr == real.stderr and dry.stderr.startswith("INPUT ERROR: ")
+    assert not (tmp_path / "o").exists()
+    write_jsonl(night[0] / "b.jsonl", good_lines(3, start=50))
+    dry = run_cli(*_audit_args(night, tmp_path / "o", "--dry-run", "--format", "json"))
+    document = json.loads(dry.stdout)
+    per_file = {Path(entry["file"]).name: entry["records"] for entry in document["per_file"]}
+    assert per_file == {"a.jsonl": 9, "b.jsonl": 3}
+    assert document["records"] == 12 and not (tmp_path / "o").exists()
+
+
+# --- scaling.md's table of URIs "that cannot be used" (the rows tests/test_uri_edges.py lacks) ----
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("audit", "cached://x/y.jsonl", "--out", "o"),
+     "INPUT ERROR: cannot use cached:// URIs: the filesystem wraps another one, which a URI alone does"
+     " not name"),
+    (("audit", "s3://b*/logs", "--out", "o"), "INPUT ERROR: cannot list input 's3://b*/logs': "),
+    *[(("audit", "x.jsonl", "--out", f"{scheme}://ds"),
+       f"OUTPUT ERROR: --out '{scheme}://ds': {scheme}:// cannot be written, and a dataset is written")
+      for scheme in ("tar", "github", "git", "data", "reference", "libarchive")],
+])
+def test_every_unusable_uri_of_the_table_is_one_line_and_exit_2(
+    args: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    (tmp_path / "x.jsonl").write_bytes(good_lines(1)[0])
+    done = run_cli(*args, expect=2, cwd=tmp_path)
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(said), done.stderr
+    assert sorted(os.listdir(tmp_path)) == ["x.jsonl"]
+
+
+# --- "The output is never an input: ... and the summary says so once" -----------------------------
+
+def test_the_summary_names_the_output_it_skipped_once(night: tuple[Path, Path]) -> None:
+    out = night[0] / "audit-out"
+    run_cli(*_audit_args(night, out, "--no-mutate", "--fail-on", "none"))
+    again = run_cli(*_audit_args(night, out, "--no-mutate", "--fail-on", "none", "--run-id", "second"))
+    assert again.stdout.count(f"skipped frayproof-audit output (not logs): {out}") == 1
+    document = json.loads(run_cli(*_audit_args(night, out, "--no-mutate", "--fail-on", "none",
+                                               "--format", "json")).stdout)
+    assert document["notes"] == [f"skipped frayproof-audit output (not logs): {out}"]
+    assert document["pairs"] == 9
