@@ -13,11 +13,13 @@ import io
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -240,3 +242,129 @@ def test_the_summary_names_the_output_it_skipped_once(night: tuple[Path, Path]) 
                                                "--format", "json")).stdout)
     assert document["notes"] == [f"skipped frayproof-audit output (not logs): {out}"]
     assert document["pairs"] == 9
+
+
+# --- the defaults the page states, as a CLI run with no options records them (`runs.options`) -----
+
+DEFAULTS = {
+    "fail_on": ["failures"],  # "Gates (`--fail-on` is repeatable; default `failures`)"
+    "max_input_error_rate": 0.5,  # "`--max-input-error-rate R` (default 0.5)"
+    "max_failure_rate": None,
+    "max_mutants_per_pair": 2000,  # "`--max-mutants-per-pair N` (default **2,000**)"
+    "max_record_bytes": 64 * 1024 * 1024,  # "`--max-record-bytes` (default 64 MiB)"
+    "shard_bytes": 16 * 1024 * 1024,  # "about `--shard-bytes` (default 16 MiB)"
+    "n_jobs": -1,  # "`--jobs` defaults to `-1`"
+    "mutate": True,
+    "source": "auto",  # "`auto`, the default"
+    "backend": "loky",
+    "incremental": False,
+    "allow_engine_errors": False,
+}
+
+
+def test_a_run_without_options_records_the_documented_defaults(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    run_cli("audit", night[0], "--contract", night[1], "--out", out, "-q", expect=1, real=True)
+    (row,) = read_table(out, "runs").collect().to_dicts()
+    options = json.loads(row["options"])
+    assert {name: options[name] for name in DEFAULTS} == DEFAULTS
+    assert row["n_jobs"] == 1  # "a small input runs in the process itself"
+    assert re.fullmatch(r"\d{8}T\d{6}Z-[0-9a-f]{6}", row["run_id"]), row["run_id"]
+
+
+# --- "`--format json` prints the same as one JSON document ...": every key the page names ---------
+
+SUMMARY_KEYS = {
+    "": ("schema_version", "pairs", "passed", "failed", "input_errors", "failure_rate", "mutation",
+         "checks", "compactors", "operators", "input_error_samples", "not_audited", "incremental",
+         "gates", "gate_failures", "exit_code"),
+    "mutation": ("caught", "survived", "skipped", "score", "budget_pairs", "budget_sites_not_judged"),
+    "checks": ("check", "findings", "pairs_affected", "failing_pairs"),
+    "compactors": ("compactor", "pairs", "failed", "input_errors"),
+    "operators": ("operator", "applicable", "caught", "survived", "skipped", "survival_rate"),
+}
+
+
+def test_the_json_summary_holds_every_key_the_page_names(night: tuple[Path, Path], tmp_path: Path) -> None:
+    document = json.loads(run_cli(*_audit_args(night, tmp_path / "out", "--format", "json"), expect=1).stdout)
+    assert document["schema_version"] == 2 and document["incremental"] is None
+    for part, keys in SUMMARY_KEYS.items():
+        value = document[part] if part else document
+        entry = value[0] if isinstance(value, list) else value
+        assert set(keys) <= set(entry), (part, set(keys) - set(entry))
+
+
+# --- "audits only what no *other* committed `--incremental` run with the same contract fingerprint
+# audited" -------------------------------------------------------------------------------------------
+
+def test_only_incremental_runs_of_the_same_contract_count_as_audited(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
+    logs = write_jsonl(tmp_path / "logs" / "a.jsonl", good_lines(5))
+    out = tmp_path / "out"
+
+    def run(run_id: str, judged_by: Path, incremental: bool = True) -> int:
+        return audit([str(logs)], str(judged_by), str(out), jobs=1, mutate=False, run_id=run_id,
+                     incremental=incremental, fail_on=("none",)).pairs
+
+    assert run("plain", contract, incremental=False) == 5
+    assert run("inc-1", contract) == 5  # a run without --incremental recorded no ranges
+    assert run("other-contract", other) == 5  # another fingerprint: its own history
+    assert run("inc-2", contract) == 0
+    assert run("other-again", other) == 0
+
+
+# --- "Logs kept in `/srv/audit/summaries/` beside the tables are never taken for part of the
+# dataset" -----------------------------------------------------------------------------------------
+
+def test_the_nightly_scripts_outputs_beside_the_tables_are_not_part_of_the_dataset(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "srv-audit"
+    summaries = out / "summaries"
+    summaries.mkdir(parents=True)
+    first = run_cli(*_audit_args(night, out, "--run-id", "n1", "--incremental", "--format", "json", "-q",
+                                 "--fail-on", "none"))
+    (summaries / "n1.json").write_text(first.stdout, encoding="utf-8")
+    run_cli("stats", out, "--by", "log_date", "--format", "csv", "--output", summaries / "by-night.csv")
+    run_cli("stats", out, "--format", "parquet", "--output", summaries / "by-night.parquet")
+    run_cli("trend", out, "--png", summaries / "trend.png", "--badge", summaries / "badge.json")
+    before = json.loads(run_cli("stats", out, "--format", "json").stdout)
+    assert before["runs"] == 1 and before["pairs"][0]["pairs"] == 9
+    for args in (("runs", out), ("trend", out), ("report", out, "-o", summaries / "r.html")):
+        run_cli(*args)
+    assert json.loads(run_cli("stats", out, "--format", "json").stdout) == before
+    again = run_cli(*_audit_args(night, out, "--run-id", "n2", "--incremental", "--format", "json",
+                                 "--fail-on", "none"))
+    assert json.loads(again.stdout)["incremental"]["skipped_records"] == 9  # it read n1's runs row
+
+
+# --- "Runs written before fingerprints existed ... join the newer runs of the same contract; a text
+# that no longer parses forms its own group, named `sha256:<hash of the text>`" ------------------------
+
+def test_runs_without_a_fingerprint_join_by_their_text_or_form_a_group_of_their_own(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
+    out = tmp_path / "out"
+    for run_id in ("old", "new"):
+        audit([str(source)], str(contract), str(out), jobs=1, mutate=False, run_id=run_id, fail_on=())
+    path = out / "runs" / "part-old.parquet"
+
+    def rewrite(column: str, value: object) -> None:
+        table = pq.read_table(path)
+        index = table.schema.get_field_index(column)
+        pq.write_table(table.set_column(index, table.schema.field(index),
+                                        pa.array([value], table.schema.field(index).type)),
+                       path)
+
+    rewrite("contract_fingerprint", None)
+    joined = json.loads(run_cli("stats", out, "--format", "json").stdout)
+    assert joined["runs"] == 2 and joined["left_out"] == []
+    rewrite("contract_text", "version: 99\n")  # no longer parses
+    sha = pq.read_table(path)["contract_sha256"][0].as_py()
+    alone = json.loads(run_cli("stats", out, "--format", "json").stdout)
+    assert alone["runs"] == 1
+    assert alone["left_out"] == [{"run_id": "old", "contract": f"sha256:{sha}", "reason": "contract"}]
