@@ -368,3 +368,50 @@ def test_runs_without_a_fingerprint_join_by_their_text_or_form_a_group_of_their_
     alone = json.loads(run_cli("stats", out, "--format", "json").stdout)
     assert alone["runs"] == 1
     assert alone["left_out"] == [{"run_id": "old", "contract": f"sha256:{sha}", "reason": "contract"}]
+
+
+# --- "Names starting with `.` or `_` (`_SUCCESS`, `.crc`) are skipped, as Spark and Hive do", and
+# scaling.md: inputs on object storage "are expanded as local ones are" ------------------------------
+
+HIDDEN_TREE = ("a.jsonl", "_c.jsonl", ".e.jsonl", "_tmp/d.jsonl", "sub/b.jsonl", "sub/_f.jsonl")
+HIDDEN_CASES = [
+    # (input, relative to the logs folder; the files it names, relative too)
+    ("", ["a.jsonl", "sub/b.jsonl"]),  # a walk
+    ("*.jsonl", ["a.jsonl"]),  # a wildcard meets `_c.jsonl` and `.e.jsonl`: left out
+    ("*", ["a.jsonl", "sub/b.jsonl"]),  # ... and `_tmp/`
+    ("*/*.jsonl", ["sub/b.jsonl"]),
+    ("**/*.jsonl", ["a.jsonl", "sub/b.jsonl"]),
+    ("_c.jsonl", ["_c.jsonl"]),  # a file named in full is read
+    ("_tmp/*.jsonl", ["_tmp/d.jsonl"]),  # a folder named in full is entered
+    ("_*.jsonl", ["_c.jsonl"]),  # a pattern part that itself starts with `_` asks for those names
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), HIDDEN_CASES,
+                         ids=[given or "walk" for given, _ in HIDDEN_CASES])
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_hidden_names_are_skipped_where_a_walk_or_a_wildcard_meets_them_locally_and_remotely(
+    where: str, given: str, expected: list[str], tmp_path: Path
+) -> None:
+    import fsspec
+
+    from frayproof_audit.corpus.inputs.expansion import expand_inputs
+
+    if where == "local":
+        root = str(tmp_path / "logs")
+        for name in HIDDEN_TREE:
+            write_jsonl(Path(root) / name, good_lines(1))
+    else:
+        root = f"memory://hidden-{tmp_path.name}/logs"
+        memory = fsspec.filesystem("memory")
+        for name in HIDDEN_TREE:
+            memory.pipe(f"{root.removeprefix('memory://')}/{name}", good_lines(1)[0])
+    found = expand_inputs([f"{root}/{given}" if given else root]).files
+    assert sorted(file.path.removeprefix(root + "/") for file in found) == expected
+
+
+def test_a_glob_through_the_cli_leaves_out_the_hidden_names_it_meets(night: tuple[Path, Path]) -> None:
+    write_jsonl(night[0] / "_SUCCESS.jsonl", [BAD_LINES["invalid_json"][0]])
+    done = json.loads(run_cli("audit", f"{night[0]}/*.jsonl", "--contract", night[1], "--out",
+                              night[0].parent / "out", "-j", "1", "--format", "json", expect=1).stdout)
+    assert (done["pairs"], done["input_errors"]) == (9, 1)
