@@ -415,3 +415,79 @@ def test_a_glob_through_the_cli_leaves_out_the_hidden_names_it_meets(night: tupl
     done = json.loads(run_cli("audit", f"{night[0]}/*.jsonl", "--contract", night[1], "--out",
                               night[0].parent / "out", "-j", "1", "--format", "json", expect=1).stdout)
     assert (done["pairs"], done["input_errors"]) == (9, 1)
+
+
+# --- Python: "It raises `InputError` (a bad contract, option or path) before doing anything" --------
+
+BAD_CALLS = {
+    "missing input": ({"inputs": ["nothere"]}, "input 'nothere' does not exist"),
+    "bad contract": ({"contract": "bad.yaml"}, "Invalid contract 'bad.yaml'"),
+    "jobs": ({"jobs": 0}, "jobs must be"),
+    "failure rate": ({"max_failure_rate": 2.0}, "--max-failure-rate must be between 0 and 1"),
+    "operator": ({"operators": ("zz",)}, "unknown operator(s) zz"),
+    "field": ({"fields": {"colour": "x"}}, "unknown field 'colour'"),
+    "run id": ({"run_id": "../x"}, "run id '../x' must be"),
+    "backend": ({"backend": "spark"}, "unknown backend 'spark'"),
+    "repair-out URI": ({"repair_out": "s3://b/r"}, "--repair-out 's3://b/r' is a URI"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CALLS))
+def test_the_library_raises_input_error_before_doing_anything(
+    case: str, night: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from frayproof_audit.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text("version: 1\nchecks: {nope: 1}\n", encoding="utf-8")
+    changes, said = BAD_CALLS[case]
+    given = {"inputs": [str(night[0])], "contract": str(night[1]), "jobs": 1, **changes}
+    with pytest.raises(InputError, match=re.escape(said)):
+        audit(given.pop("inputs"), given.pop("contract"), str(tmp_path / "out"), **given)
+    assert not (tmp_path / "out").exists()
+
+
+# --- Parquet: "in nested columns a null field is read as absent (a message written without
+# `tool_calls` reads back without it)" ------------------------------------------------------------
+
+def test_nested_parquet_reads_null_struct_fields_as_absent_as_jsonl_has_them(tmp_path: Path) -> None:
+    from tests.corpus_support import record, write_parquet
+
+    records = [record(i) for i in range(8)]  # user messages beside calls: Arrow gives them tool_calls
+    for rec in records:  # JSONL without the nulls a struct column cannot leave out
+        for side in ("before", "after"):
+            rec[side] = [{k: v for k, v in message.items() if v is not None} for message in rec[side]]
+    contract = write_contract(tmp_path)
+    frames = {}
+    for kind in ("jsonl", "parquet"):
+        source = (write_jsonl(tmp_path / "a.jsonl", [json.dumps(r).encode() + b"\n" for r in records])
+                  if kind == "jsonl" else write_parquet(tmp_path / "a.parquet", records, nested=True))
+        audit([str(source)], str(contract), str(tmp_path / kind), jobs=1, run_id="r", fail_on=())
+        frames[kind] = read_table(tmp_path / kind, "pairs").collect().sort("pair_id").select(
+            "pair_id", "status", "errors", "messages_before", "bytes_before", "bytes_after",
+            "mutants_caught", "mutants_survived")
+    assert pq.read_schema(tmp_path / "a.parquet").field("before").type.value_type.get_field_index(
+        "tool_calls") >= 0  # every message of the column has a tool_calls field, null in most
+    assert frames["parquet"].equals(frames["jsonl"])  # the same bytes: no null field read back
+
+
+# --- stats: the left-out line "on stderr for `csv` and `parquet`; in `left_out` for `json`" --------
+
+def test_the_left_out_line_goes_to_stderr_for_csv_and_parquet_and_into_json(tmp_path: Path) -> None:
+    first = write_contract(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
+    out = tmp_path / "out"
+    for run_id, contract in (("a", first), ("b", other)):
+        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    said = "left out 1 run(s) of 1 other contract(s)"
+    text = run_cli("stats", out)
+    assert said in text.stdout and text.stderr == ""
+    table = run_cli("stats", out, "--format", "csv")
+    assert said in table.stderr and said not in table.stdout
+    assert table.stdout.splitlines()[0].split(",")[-1] == "code"  # "the last column, `code`"
+    written = run_cli("stats", out, "--format", "parquet", "--output", tmp_path / "s.parquet")
+    assert said in written.stderr and written.stdout == ""
+    document = json.loads(run_cli("stats", out, "--format", "json").stdout)
+    assert [entry["run_id"] for entry in document["left_out"]] == ["a"]
