@@ -491,3 +491,47 @@ def test_the_left_out_line_goes_to_stderr_for_csv_and_parquet_and_into_json(tmp_
     assert said in written.stderr and written.stdout == ""
     document = json.loads(run_cli("stats", out, "--format", "json").stdout)
     assert [entry["run_id"] for entry in document["left_out"]] == ["a"]
+
+
+# --- Managing runs: "lists the committed runs, oldest first"; "A run id that is not committed is exit
+# 2, and nothing is created or touched" -------------------------------------------------------------
+
+def _tree(folder: Path) -> list[tuple[str, int, int]]:
+    return sorted((str(path.relative_to(folder)), path.stat().st_mtime_ns, path.stat().st_size)
+                  for path in folder.rglob("*"))
+
+
+def test_runs_are_listed_oldest_first_and_deleting_a_missing_one_touches_nothing(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(3))
+    out = tmp_path / "out"
+    for run_id in ("z-first", "m-second", "a-third"):
+        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    listed = json.loads(run_cli("runs", out, "--format", "json").stdout)["runs"]
+    assert [row["run_id"] for row in listed] == ["z-first", "m-second", "a-third"]
+    before = _tree(out)
+    done = run_cli("runs", out, "--delete", "nope", expect=2, real=True)
+    assert done.stderr == f"INPUT ERROR: no committed run 'nope' in '{out}'\n"
+    assert _tree(out) == before  # not even the lock file's time
+
+
+# --- "`pairs_affected` and `failing_pairs` mean the same in the run summary's `checks`; the text
+# summary's "pairs with an error" column is `failing_pairs`" -------------------------------------------
+
+def test_the_run_summarys_check_metrics_are_the_stats_of_that_run(
+    night: tuple[Path, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = json.loads(run_cli(*_audit_args(night, out, "--format", "json", "--run-id", "r"),
+                                 expect=1).stdout)
+    stats = json.loads(run_cli("stats", out, "--run", "r", "--format", "json").stdout)
+    metrics = ("findings", "pairs_affected", "failing_pairs")
+    mine = {row["check"]: tuple(row[m] for m in metrics) for row in summary["checks"]}
+    theirs = {row["check"]: tuple(row[m] for m in metrics) for row in stats["checks"]}
+    assert mine and {check: theirs[check] for check in mine} == mine
+    assert all(values == (0, 0, 0) for check, values in theirs.items() if check not in mine)
+    text = run_cli(*_audit_args(night, tmp_path / "again"), expect=1).stdout
+    block = text.split("Top failing checks (pairs with an error · findings):\n", 1)[1].splitlines()
+    shown = [line.split() for line in block[:len(mine)]]
+    assert {check: (int(failing), int(findings)) for check, failing, _, findings in shown} == {
+        check: (values[2], values[0]) for check, values in mine.items()}
