@@ -535,3 +535,61 @@ def test_the_run_summarys_check_metrics_are_the_stats_of_that_run(
     shown = [line.split() for line in block[:len(mine)]]
     assert {check: (int(failing), int(findings)) for check, failing, _, findings in shown} == {
         check: (values[2], values[0]) for check, values in mine.items()}
+
+
+# --- the inputs table: ids may be integers; "An unknown name is an input error, and the row keeps the
+# name for you to find" -------------------------------------------------------------------------------
+
+RECORD_FIELDS = [
+    # (changes to a good record, (pair_id, session_id, format, status), a fragment of input_error)
+    ({"pair_id": 7, "session_id": 9}, ("7", "9", "openai", "pass"), None),
+    ({"format": "palm"}, ("p0001", "s1", "palm", "input_error"), "format must be one of openai, "),
+    ({"pair_id": 1.5}, ("{source}:3", "s2", "openai", "input_error"), "pair_id must be a string"),
+    ({"pair_id": True}, ("{source}:4", "s3", "openai", "input_error"), "pair_id must be a string"),
+    ({"session_id": [1]}, ("p0004", None, "openai", "input_error"), "session_id must be a string"),
+]
+
+
+def test_record_fields_of_the_inputs_table(tmp_path: Path) -> None:
+    from tests.corpus_support import line, record
+
+    source = write_jsonl(tmp_path / "a.jsonl", [line({**record(n, "keep_all"), **changes})
+                                                for n, (changes, _, _) in enumerate(RECORD_FIELDS)])
+    audit([str(source)], str(write_contract(tmp_path)), str(tmp_path / "out"), jobs=1, mutate=False,
+          fail_on=())
+    rows = read_table(tmp_path / "out", "pairs").collect().sort("source_row")
+    for row, (changes, expected, reason) in zip(rows.iter_rows(named=True), RECORD_FIELDS, strict=True):
+        wanted = tuple(value.format(source=source) if isinstance(value, str) else value for value in expected)
+        assert (row["pair_id"], row["session_id"], row["format"], row["status"]) == wanted, changes
+        assert (row["input_error"] is None) if reason is None else (reason in row["input_error"]), changes
+
+
+# --- "a JSONL line that long is hashed and skipped in pieces, never held in memory whole" -------------
+
+def _peak_mib(*args: str) -> int:
+    """The peak resident size of `frayproof-audit ARGS` (no pool: `-j 1`), in MiB."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True,"
+             " stdout=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "frayproof_audit", *args],
+                          capture_output=True, text=True, cwd=REPO, timeout=300, check=True)
+    return int(done.stdout.split()[-1]) // 1024
+
+
+def test_a_line_over_the_record_limit_is_never_held_whole(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    small = write_jsonl(tmp_path / "small.jsonl", good_lines(2))
+    big = tmp_path / "big.jsonl"
+    with open(big, "wb") as handle:
+        handle.write(b'{"before": [], "after": [], "pad": "')
+        chunk = b"x" * (1 << 20)
+        for _ in range(64):
+            handle.write(chunk)
+        handle.write(b'"}\n')
+        handle.write(b"".join(good_lines(2)))
+    common = ("--contract", str(contract), "-j", "1", "-q", "--no-mutate", "--fail-on", "none",
+              "--max-record-bytes", str(1 << 20))
+    baseline = _peak_mib("audit", str(small), "--out", str(tmp_path / "o1"), *common)
+    peak = _peak_mib("audit", str(big), "--out", str(tmp_path / "o2"), *common)
+    assert peak < baseline + 32, (baseline, peak)  # a 64 MiB line held whole would add 64 MiB or more
+    (row,) = read_table(tmp_path / "o2", "pairs").filter(pl.col("source_row") == 1).collect().to_dicts()
+    assert row["status"] == "input_error" and "over --max-record-bytes" in row["input_error"]
