@@ -593,3 +593,11 @@ def test_a_line_over_the_record_limit_is_never_held_whole(tmp_path: Path) -> Non
     assert peak < baseline + 32, (baseline, peak)  # a 64 MiB line held whole would add 64 MiB or more
     (row,) = read_table(tmp_path / "o2", "pairs").filter(pl.col("source_row") == 1).collect().to_dicts()
     assert row["status"] == "input_error" and "over --max-record-bytes" in row["input_error"]
+
+
+# --- tables.md: `runs.backend` is the `--backend` ------------------------------------------------------
+
+def test_the_runs_row_records_the_backend_given(night: tuple[Path, Path], tmp_path: Path) -> None:
+    run_cli(*_audit_args(night, tmp_path / "out", "--backend", "threading", "--no-mutate", "-q"), expect=1)
+    (row,) = read_table(tmp_path / "out", "runs").collect().to_dicts()
+    assert row["backend"] == "threading"
