@@ -601,3 +601,25 @@ def test_the_runs_row_records_the_backend_given(night: tuple[Path, Path], tmp_pa
     run_cli(*_audit_args(night, tmp_path / "out", "--backend", "threading", "--no-mutate", "-q"), expect=1)
     (row,) = read_table(tmp_path / "out", "runs").collect().to_dicts()
     assert row["backend"] == "threading"
+
+
+# --- "`stats`, `trend` and `report` leave failed runs out (and say so in one line) unless `--run`
+# names one" -------------------------------------------------------------------------------------------
+
+def test_trend_and_report_leave_a_failed_run_out_unless_run_names_it(tmp_path: Path) -> None:
+    contract = write_contract(tmp_path)
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
+    out = tmp_path / "out"
+    audit([str(source)], str(contract), str(out), jobs=1, run_id="good", mutate=False, fail_on=())
+    failed = audit([str(source)], str(contract), str(out), jobs=1, run_id="bad", mutate=False, fail_on=(),
+                   fields={"before": "nope"})
+    assert failed.exit_code == 2
+    said = "Left out 1 failed run(s), where no record could be checked: bad"
+    trend = run_cli("trend", out)
+    assert trend.stdout.count(said) == 1
+    assert json.loads(run_cli("trend", out, "--format", "json").stdout)["runs"] == ["good"]
+    assert json.loads(run_cli("trend", out, "--run", "bad", "--format", "json").stdout)["runs"] == ["bad"]
+    report = run_cli("report", out, "-o", tmp_path / "r.html")
+    assert report.stderr.count(said) == 1 and "1 run(s), 4 pairs" in report.stdout
+    named = run_cli("report", out, "--run", "bad", "-o", tmp_path / "bad.html")
+    assert "1 run(s), 4 pairs" in named.stdout and said not in named.stderr
