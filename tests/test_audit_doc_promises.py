@@ -623,3 +623,31 @@ def test_trend_and_report_leave_a_failed_run_out_unless_run_names_it(tmp_path: P
     assert report.stderr.count(said) == 1 and "1 run(s), 4 pairs" in report.stdout
     named = run_cli("report", out, "--run", "bad", "-o", tmp_path / "bad.html")
     assert "1 run(s), 4 pairs" in named.stdout and said not in named.stderr
+
+
+# --- "a part file must hold exactly the columns and types of its run's schema version"; locally, one
+# with no rows is not read (docs/audit.md says so): the numbers stay right ------------------------------
+
+def test_a_damaged_part_file_without_rows_changes_no_number(tmp_path: Path) -> None:
+    from frayproof_audit.corpus.dataset.checked_files import committed_files
+
+    contract = write_contract(tmp_path)
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(6))
+    out = tmp_path / "out"
+    for run_id in ("r1", "r2"):  # r2, incremental, finds nothing new: its part files are empty
+        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, incremental=True, fail_on=())
+    healthy = {table: read_table(out, table).collect() for table in ("pairs", "findings", "mutants")}
+    stats = run_cli("stats", out, "--format", "json").stdout
+    for table in healthy:
+        (empty,) = [path for path in committed_files(out, table) if "part-r2-" in path]
+        assert pq.ParquetFile(empty).metadata.num_rows == 0
+        pq.write_table(pa.table({"unrelated": pa.array([], pa.int64())}), empty)
+    for table, frame in healthy.items():
+        assert read_table(out, table).collect().equals(frame)
+    assert run_cli("stats", out, "--format", "json").stdout == stats
+    (full,) = [path for path in committed_files(out, "pairs") if "part-r1-" in path]
+    table = pq.ParquetFile(full).read()
+    pq.write_table(table.append_column("extra", pa.array([1] * table.num_rows)), full)
+    damaged = run_cli("stats", out, expect=2)  # a file with rows is checked: named, exit 2
+    assert damaged.stderr.startswith(f"INPUT ERROR: damaged dataset: cannot read '{full}' (run 'r1')")
+    assert "unknown column 'extra'" in damaged.stderr
