@@ -651,3 +651,35 @@ def test_a_damaged_part_file_without_rows_changes_no_number(tmp_path: Path) -> N
     damaged = run_cli("stats", out, expect=2)  # a file with rows is checked: named, exit 2
     assert damaged.stderr.startswith(f"INPUT ERROR: damaged dataset: cannot read '{full}' (run 'r1')")
     assert "unknown column 'extra'" in damaged.stderr
+
+
+# --- Hive: "a `key=value` folder fills that field for records that lack it (values are URL-decoded)" --
+
+def test_hive_folders_fill_only_the_fields_a_record_lacks_url_decoded(tmp_path: Path) -> None:
+    from tests.corpus_support import line, record
+
+    lacking = {k: v for k, v in record(1, "keep_all").items() if k not in ("compactor", "session_id")}
+    own = {**record(2, "keep_all"), "compactor": "own", "session_id": "mine"}
+    folder = tmp_path / "logs" / "year=2025" / "compactor=trim%2Fv2" / "session_id=s%20x"
+    source = write_jsonl(folder / "a.jsonl", [line(lacking), line(own)])
+    audit([str(tmp_path / "logs")], str(write_contract(tmp_path)), str(tmp_path / "out"), jobs=1,
+          mutate=False, fail_on=())
+    rows = read_table(tmp_path / "out", "pairs").collect().sort("source_row")
+    assert rows.select("compactor", "session_id", "status").rows() == [
+        ("trim/v2", "s x", "pass"), ("own", "mine", "pass")]
+    assert set(rows["source"]) == {str(source)}
+
+
+# --- --dry-run "parses them as strictly as the audit does" ---------------------------------------------
+
+def test_a_dry_run_finds_unreadable_the_lines_the_audit_cannot_parse(tmp_path: Path) -> None:
+    unparsable = ("invalid_json", "truncated", "duplicate_keys", "nan", "undecodable", "not_an_object",
+                  "deep")
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(3) + [BAD_LINES[kind][0] for kind in unparsable])
+    args = ("audit", source, "--contract", write_contract(tmp_path), "--out", tmp_path / "o", "-j", "1",
+            "--format", "json")
+    dry = json.loads(run_cli(*args, "--dry-run", expect=None).stdout)
+    assert (dry["records"], dry["unreadable"]) == (10, len(unparsable))
+    assert dry["first_problem"].startswith(f"{source} line 4: invalid JSON")
+    audited = json.loads(run_cli(*args, expect=None).stdout)
+    assert (audited["pairs"], audited["input_errors"]) == (10, len(unparsable))
