@@ -683,3 +683,21 @@ def test_a_dry_run_finds_unreadable_the_lines_the_audit_cannot_parse(tmp_path: P
     assert dry["first_problem"].startswith(f"{source} line 4: invalid JSON")
     audited = json.loads(run_cli(*args, expect=None).stdout)
     assert (audited["pairs"], audited["input_errors"]) == (10, len(unparsable))
+
+
+# --- runs --delete: "a lazy frame read before and collected after raises `DatasetChanged`" -------------
+
+def test_a_frame_read_before_a_delete_and_collected_after_raises_dataset_changed(tmp_path: Path) -> None:
+    from frayproof_audit.corpus.dataset.checked_files import DatasetChanged
+
+    contract = write_contract(tmp_path)
+    source = write_jsonl(tmp_path / "a.jsonl", good_lines(3))
+    out = tmp_path / "out"
+    for run_id in ("keep", "gone"):
+        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    frames = {table: read_table(out, table) for table in ("pairs", "runs")}
+    run_cli("runs", out, "--delete", "gone")
+    for frame in frames.values():
+        with pytest.raises(DatasetChanged, match="run 'gone' was replaced or deleted"):
+            frame.collect()
+    assert set(read_table(out, "pairs").collect()["run_id"]) == {"keep"}
