@@ -701,3 +701,39 @@ def test_a_frame_read_before_a_delete_and_collected_after_raises_dataset_changed
         with pytest.raises(DatasetChanged, match="run 'gone' was replaced or deleted"):
             frame.collect()
     assert set(read_table(out, "pairs").collect()["run_id"]) == {"keep"}
+
+
+# --- exit `130` / `143`, "interrupted by Ctrl-C / SIGTERM": "same" for every command -----------------
+# (audit is interrupted for real by tests/test_hardening_run.py; here the signal arrives inside the
+# library call each other command makes, as `Interrupted` is what the SIGTERM handler raises)
+
+INTERRUPTIBLE = {
+    "stats": (("stats", "{out}"), "frayproof_audit.corpus.dataset.stats.compute_stats"),
+    "runs": (("runs", "{out}"), "frayproof_audit.corpus.dataset.run_list.list_runs"),
+    "validate": (("validate", "--snapshot", "{snapshot}"), "frayproof_audit.cli.single.validate"),
+}
+
+
+@pytest.mark.parametrize("signum", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("command", list(INTERRUPTIBLE))
+def test_every_command_exits_130_or_143_when_interrupted(
+    command: str, signum: str, night: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    from frayproof_audit.cli.entry import Interrupted
+
+    out = tmp_path / "out"
+    run_cli(*_audit_args(night, out, "--no-mutate", "-q"), expect=1)
+    snapshot = tmp_path / "s.json"
+    snapshot.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+    args, target = INTERRUPTIBLE[command]
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt if signum == "SIGINT" else Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(target, interrupted)
+    done = run_cli(*(arg.format(out=out, snapshot=snapshot) for arg in args), expect=None)
+    name = "Ctrl-C" if signum == "SIGINT" else "SIGTERM"
+    assert (done.exit_code, done.stderr.splitlines()[0]) == (
+        130 if signum == "SIGINT" else 143, f"INTERRUPTED: stopped by {name}"), done.stderr
