@@ -737,3 +737,16 @@ def test_every_command_exits_130_or_143_when_interrupted(
     name = "Ctrl-C" if signum == "SIGINT" else "SIGTERM"
     assert (done.exit_code, done.stderr.splitlines()[0]) == (
         130 if signum == "SIGINT" else 143, f"INTERRUPTED: stopped by {name}"), done.stderr
+
+
+# --- "Every file is read once even when two inputs name it" (spelled as a path, a file:// and a
+# local:// URI, through a symlinked folder and a glob) ------------------------------------------------
+
+def test_a_file_named_five_ways_is_read_once(night: tuple[Path, Path], tmp_path: Path) -> None:
+    (tmp_path / "link").symlink_to(night[0])
+    path = night[0] / "a.jsonl"
+    names = [str(path), path.as_uri(), f"local://{path}", str(tmp_path / "link"), f"{night[0]}/*.jsonl"]
+    done = json.loads(run_cli("audit", *names, "--contract", night[1], "--out", tmp_path / "out", "-j", "1",
+                              "--format", "json", "--no-mutate", expect=1).stdout)
+    assert done["pairs"] == 9
+    assert set(read_table(tmp_path / "out", "pairs").collect()["source"]) == {str(path)}
