@@ -750,3 +750,40 @@ def test_a_file_named_five_ways_is_read_once(night: tuple[Path, Path], tmp_path:
                               "--format", "json", "--no-mutate", expect=1).stdout)
     assert done["pairs"] == 9
     assert set(read_table(tmp_path / "out", "pairs").collect()["source"]) == {str(path)}
+
+
+# --- Incremental identity of inputs that cannot be appended to: "a compressed or Parquet file ...: the
+# same size and hash"; a rename is recognised (scaling.md: "anything else (... a compressed or Parquet
+# file that changed ...): audited in full") ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["a.parquet", "a.jsonl.gz"])
+def test_a_parquet_or_compressed_input_is_skipped_unchanged_audited_in_full_changed_and_followed_renamed(
+    name: str, tmp_path: Path
+) -> None:
+    from tests.corpus_support import record, write_parquet
+
+    contract = str(write_contract(tmp_path))
+    logs = tmp_path / "logs"
+
+    def write(count: int) -> None:
+        if name.endswith(".parquet"):
+            write_parquet(logs / name, [record(i) for i in range(count)])
+        else:
+            write_jsonl(logs / name, good_lines(count))
+
+    def night(run_id: str) -> tuple[int, dict[str, object]]:
+        done = audit([str(logs)], contract, str(tmp_path / "out"), jobs=1, run_id=run_id, incremental=True,
+                     mutate=False, fail_on=("none",))
+        assert done.skipped is not None
+        return done.pairs, done.skipped.to_dict()
+
+    write(5)
+    assert night("n1")[0] == 5
+    pairs, skipped = night("n2")
+    assert (pairs, skipped["unchanged_inputs"], skipped["skipped_records"]) == (0, 1, 5)
+    write(7)  # rewritten with two more records: not an append, the whole file again
+    pairs, skipped = night("n3")
+    assert (pairs, skipped["changed_inputs"]) == (7, 1)
+    (logs / name).rename(logs / f"renamed-{name}")
+    pairs, skipped = night("n4")
+    assert (pairs, skipped["moved_inputs"], skipped["moved_records_skipped"]) == (0, 1, 7)
