@@ -787,3 +787,37 @@ def test_a_parquet_or_compressed_input_is_skipped_unchanged_audited_in_full_chan
     (logs / name).rename(logs / f"renamed-{name}")
     pairs, skipped = night("n4")
     assert (pairs, skipped["moved_inputs"], skipped["moved_records_skipped"]) == (0, 1, 7)
+
+
+# --- Parquet: "`before` and `after` may be JSON strings (parsed as strictly as JSONL)" ------------------
+
+PARQUET_STRINGS = [
+    # (the `after` string, a fragment of its row's input_error; None: it passes)
+    ('[{"role": "user", "content": "a", "content": "b"}]', "duplicate key 'content'"),
+    ('[{"role": "user", "content": NaN}]', "non-finite number NaN"),
+    ("[" * 600 + "]" * 600, "nested deeper than 512 levels"),
+    ('[{"role": "user", "content": "\\ud800"}]', "lone surrogate"),
+    ('[{"role": "user", "content": "x"}] trailing', "Extra data"),
+    ('[{"role": "user", "content": 1' + "0" * 4400 + "}]", "more than 4300 digits"),
+    (None, None),
+]
+
+
+def test_json_strings_in_parquet_are_parsed_as_strictly_as_jsonl(tmp_path: Path) -> None:
+    from tests.corpus_support import record
+
+    good = record(1, "keep_all")
+    rows = [{"before": json.dumps(good["before"]),
+             "after": after if after is not None else json.dumps(good["after"])}
+            for after, _ in PARQUET_STRINGS]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "a.parquet")
+    audit([str(tmp_path / "a.parquet")], str(write_contract(tmp_path)), str(tmp_path / "out"), jobs=1,
+          mutate=False, fail_on=())
+    found = read_table(tmp_path / "out", "pairs").collect().sort("source_row")
+    for row, (after, reason) in zip(found.iter_rows(named=True), PARQUET_STRINGS, strict=True):
+        if reason is None:
+            assert row["status"] == "pass"
+        else:
+            where = f"{tmp_path / 'a.parquet'} row {row['source_row']}"
+            assert row["input_error"].startswith(f"{where}: after is not valid JSON"), row
+            assert reason in row["input_error"], (after[:40], row["input_error"])
