@@ -615,6 +615,8 @@ def test_trend_and_report_leave_a_failed_run_out_unless_run_names_it(tmp_path: P
                    fields={"before": "nope"})
     assert failed.exit_code == 2
     said = "Left out 1 failed run(s), where no record could be checked: bad"
+    assert run_cli("runs", out).stdout.splitlines()[0] == (
+        f"2 committed run(s) in '{out}', 1 contract(s), 1 failed (left out of stats, trend and report)")
     trend = run_cli("trend", out)
     assert trend.stdout.count(said) == 1
     assert json.loads(run_cli("trend", out, "--format", "json").stdout)["runs"] == ["good"]
