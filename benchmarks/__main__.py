@@ -22,7 +22,7 @@ from benchmarks import regress
 from benchmarks.results import RESULTS_DIR
 
 BENCHMARKS = ("bench_check", "bench_mutate", "bench_audit", "bench_toolargs", "bench_scale", "bench_capture",
-              "bench_sources")
+              "bench_sources", "bench_report")
 
 
 def run(name: str, quick: bool) -> str:

@@ -6,7 +6,8 @@
 The good pairs are those of the three good compactors on the first seven nights; the last
 night (a regressed release of `summary_keep_last_n`) and the buggy compactors are the "other"
 pairs the contract should fail. `read_pairs` reads the plain and gzipped JSON Lines nights
-(2025-06-02, -03, -06, -08, -09); the Parquet and zstd nights wait for the audit's readers.
+(2025-06-02, -03, -06, -08, -09); `frayproof-audit suggest examples/corpus ...` reads the
+Parquet and zstd nights too, with the audit's readers (docs/suggest.md, from the command line).
 The summary and the comparison with `examples/audit_contract.yaml` are printed, as
 docs/suggest.md shows them.
 """

@@ -1,4 +1,5 @@
-"""`validate` and `check`: resolve the contract and format, load snapshots, run the checks.
+"""`validate` and `check`: resolve the contract and format, load snapshots, run the checks;
+`check_blamed`, the audit's, also says whose each finding is (`blame`).
 
 The registered checks (`checks.CHECKS`, read when a pair is judged) run in registry order,
 which is frayproof's report order for its five; checks that compare against the before
@@ -11,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 import frayproof_audit.checks as registry
+from frayproof_audit import blame
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format
@@ -55,6 +57,24 @@ def check(
 def check_loaded(before: Loaded, after: Loaded, contract: Contract) -> Report:
     """Check a loaded pair; findings point at wire messages (see `localize`)."""
     return localize(evaluate(after, contract, prepare_before(before, contract)), after, before)
+
+
+def check_blamed(before: Loaded, after: Loaded, contract: Contract) -> tuple[Report, tuple[str, ...]]:
+    """`check_loaded`'s report and each finding's origin (`blame`), in report order. The
+    baseline (`check(before, before)`, against the same before facts) is judged only when the
+    pair has a finding, and only by the checks that found something: a clean pair costs
+    nothing more."""
+    facts = prepare_before(before, contract)
+    report = evaluate(after, contract, facts)
+    found: tuple[str, ...] = ()
+    if report.violations:
+        # Only the checks with a finding: a baseline finding of another check matches nothing.
+        named = {violation.check for violation in report.violations}
+        baseline = [violation for registered in registry.CHECKS if registered.name in named
+                    for violation in registered.find(before, contract, facts,
+                                                     contract.settings(registered.key))]
+        found = blame.origins(report, Report(tuple(baseline)), after, before)
+    return localize(report, after, before), found
 
 
 def prepare_before(before: Loaded, contract: Contract) -> BeforeFacts:

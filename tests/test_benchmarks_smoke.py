@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchmarks import bench_check, bench_toolargs, corpus, peer
+from benchmarks import bench_check, bench_report, bench_toolargs, corpus, peer
 from frayproof_audit import InputError, check, jsonio, load_contract, snapshot
 from frayproof_audit.toolargs.compiled import tool_set
 from frayproof_audit.toolargs.policy import DEFAULT_POLICY
@@ -224,6 +224,15 @@ def test_bench_toolargs_runs_quick(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "same 5 pairs: yes" in out
     schema_work = [line for line in out.splitlines() if "schema work per run (B)" in line]
     assert schema_work and "validators built" in schema_work[0]
+
+
+def test_bench_report_runs_quick(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench_report.main(["--quick", "--sizes", "4,8,12"]) == 0
+    out = capsys.readouterr().out
+    pages = [line.split()[0] for line in out.splitlines() if "pair pages:" in line]
+    assert pages == ["4", "8", "12"]
+    assert "bytes per added page: " in out
+    assert "target bytes per added page, a step over the one before (2 steps: linear)" in out
 
 
 def test_readme_speed_table_region_is_well_formed() -> None:

@@ -24,6 +24,7 @@ BASE = {
     "audit": ["{tmp}/in.jsonl", "--out", "{tmp}/out", "--no-mutate", "--jobs", "1", "-q"],
     "trend": ["{tmp}/ds"],
     "report": ["{tmp}/ds", "-o", "{tmp}/r.html"],
+    "suggest": ["{tmp}/in.jsonl", "--good", "all", "-o", "{tmp}/out", "--mutation-pairs", "0"],
 }
 
 

@@ -38,6 +38,7 @@ BASE = {
     "rejudge": ["{tmp}/ds", "--contract", "{tmp}/other.yaml", "-q"],
     "pairs": [str(EXAMPLES / "agent-logs" / "codex")],
     "compact": ["{tmp}/t.json", "--max-tokens", "100"],
+    "suggest": ["{tmp}/in.jsonl", "--good", "all", "-o", "{tmp}/out", "--mutation-pairs", "0"],
 }
 
 
@@ -59,7 +60,7 @@ IDS = [f"{name} {param.opts[0]}" for name, param in OPTIONS]
 
 def test_the_cases_cover_every_integer_option() -> None:
     assert {name for name, _ in OPTIONS} == set(BASE)
-    assert len(OPTIONS) == 17
+    assert len(OPTIONS) == 24
 
 
 @pytest.mark.parametrize(("command", "option"), OPTIONS, ids=IDS)

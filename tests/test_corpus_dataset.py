@@ -267,7 +267,8 @@ def test_findings_round_trip_through_parquet_and_polars(
     for index, violation in enumerate(violations):
         row = {"run_id": "r", "pair_id": f"p{index}", "compactor": compactor, "logged_at": logged_at,
                **{name: violation[name] for name in VIOLATION_FIELDS},
-               "repairable": (None, True, False)[index % 3]}
+               "repairable": (None, True, False)[index % 3],
+               "origin": (None, "introduced", "inherited")[index % 3]}
         builder.append("2025-06-02", row)
         rows.append(row)
     for log_date, table in builder.by_log_date().items():

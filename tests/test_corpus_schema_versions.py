@@ -84,7 +84,11 @@ def test_verdicts_findings_and_mutants_are_identical_to_schema_1(
             # new in schema 4, read as null from schema-1 files
             assert before["repairable"].null_count() == before.height
             assert after["repairable"].null_count() == 0
-            before, after = before.drop("code", "repairable"), after.drop("code", "repairable")
+            # new in schema 6, read as null from schema-1 files
+            assert before["origin"].null_count() == before.height
+            assert set(after["origin"]) <= {"introduced", "inherited"}
+            before, after = (before.drop("code", "repairable", "origin"),
+                             after.drop("code", "repairable", "origin"))
         if table == "pairs":
             reasons = pl.col("input_error")
             for old_reason, new_reason in RENAMED_REASONS.items():
@@ -103,6 +107,13 @@ def test_verdicts_findings_and_mutants_are_identical_to_schema_1(
             said = [name for name in derived if name != "source_kind"]
             assert after.select(said).null_count().row(0) == (after.height,) * len(said)
             before, after = before.drop(derived), after.drop(derived)
+            # new in schema 6, read as null from schema-1 files; null exactly where no pair was checked
+            assert before["introduced_errors"].null_count() == before.height
+            checked = pl.col("status").is_in(["pass", "fail"])
+            assert after.filter(checked)["introduced_errors"].null_count() == 0
+            assert after.filter(~checked)["introduced_errors"].null_count() == after.filter(~checked).height
+            assert (after["introduced_errors"] <= after["errors"]).all()
+            before, after = before.drop("introduced_errors"), after.drop("introduced_errors")
             # deliberate: schema 1 hashed a line over --max-record-bytes with its line ending
             changed = after["record_sha256"] != before["record_sha256"]
             assert before.filter(changed)["input_error"].str.contains("over --max-record-bytes").all()

@@ -57,7 +57,8 @@ def test_from_tally_counts_and_sorts_worst_first() -> None:
 def test_summary_json_has_its_own_schema_version_and_the_stats_metric_names() -> None:
     data = json.loads(_summary(_tally()).to_json())
     assert data["schema_version"] == SUMMARY_SCHEMA_VERSION == 2
-    assert set(data["checks"][0]) == {"check", "findings", "pairs_affected", "failing_pairs"}
+    assert set(data["checks"][0]) == {"check", "findings", "pairs_affected", "failing_pairs",
+                                      "baseline_accepted_pairs"}
 
 
 def test_summary_and_stats_agree_on_every_check_metric(tmp_path: Path) -> None:

@@ -125,7 +125,8 @@ def test_cli_writes_the_page_and_refuses_bad_input(dataset: Path, tmp_path: Path
     target = tmp_path / "page.html"
     result = run_cli("report", dataset, "-o", target, "--worst", "3", "--baseline", "2",
                      "--since", "2025-06-03", real=True)
-    assert result.stdout == f"Wrote {target}: 1 run(s), 27 pairs, nights 2025-06-03 to 2025-06-04\n"
+    assert result.stdout == (f"Wrote {target}: 1 run(s), 27 pairs, nights 2025-06-03 to 2025-06-04, "
+                             "27 pair page(s)\n")
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert "no committed run 'x'" in run_cli("report", dataset, "-o", target, "--run", "x", expect=2).stderr

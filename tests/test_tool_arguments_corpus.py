@@ -34,15 +34,18 @@ def test_record_tools_reach_findings_and_mutants(tmp_path: Path) -> None:
     good, bad = _pair('{"location": "Paris", "days": 2}'), _pair('{"days": "two"}')
     _write(tmp_path / "log.jsonl", [
         {"pair_id": "good", "before": good, "after": good, "tools": [WEATHER]},
-        {"pair_id": "bad", "before": bad, "after": bad, "tools": [WEATHER]},
+        {"pair_id": "bad", "before": good, "after": bad, "tools": [WEATHER]},  # the compactor's
+        # the model's own bad call, kept verbatim: not judged under `scope: changed`, the default
+        {"pair_id": "kept-bad", "before": bad, "after": bad, "tools": [WEATHER]},
         {"pair_id": "no-tools", "before": bad, "after": bad},
         {"pair_id": "broken-tools", "before": good, "after": good, "tools": [{"type": "object"}]},
     ])
     summary = audit([str(tmp_path / "log.jsonl")], None, str(tmp_path / "out"), jobs=1,
                     fail_on=("none",))
-    assert (summary.passed, summary.failed, summary.input_errors) == (2, 1, 1)
+    assert (summary.passed, summary.failed, summary.input_errors) == (3, 1, 1)
     pairs = {row["pair_id"]: row for row in read_table(tmp_path / "out", "pairs").collect().to_dicts()}
     assert pairs["bad"]["status"] == "fail" and pairs["no-tools"]["status"] == "pass"
+    assert pairs["kept-bad"]["status"] == "pass"
     assert "the record's tools" in pairs["broken-tools"]["input_error"]
     findings = read_table(tmp_path / "out", "findings").collect()
     assert sorted(zip(findings["pair_id"], findings["code"], findings["rule"], strict=True)) == [
@@ -67,8 +70,8 @@ def test_the_same_tool_list_builds_one_contract_per_worker() -> None:
 
 
 def test_audit_cli_with_record_tools(tmp_path: Path) -> None:
-    bad = _pair('{"days": 2}')
-    _write(tmp_path / "log.jsonl", [{"before": bad, "after": bad, "tools": [WEATHER]}])
+    good, bad = _pair('{"location": "Paris"}'), _pair('{"days": 2}')
+    _write(tmp_path / "log.jsonl", [{"before": good, "after": bad, "tools": [WEATHER]}])
     out = run_cli("audit", tmp_path / "log.jsonl", "--out", tmp_path / "out", "-q", expect=1,
                   real=True)
     assert "tool_arguments" in out.stdout

@@ -49,7 +49,12 @@ def test_a_three_pair_night_cannot_trip_the_gate(nights: Path) -> None:
     for points in (0, 10):
         gate = find_regressions(trend, points)
         assert gate.exit_code == 0, gate.to_text()
-        assert "check pinned_content (3 pairs)" in gate.to_text()  # shown, not judged
+        # shown, on a line of its own, not judged
+        assert "\n  check pinned_content: not judged: 3 pairs < 20 (--min-pairs)" in gate.to_text()
+        strict = find_regressions(trend, points, strict=True)  # --strict-min-pairs: it fails
+        assert strict.exit_code == 1 and not strict.regressions, strict.to_text()
+        assert strict.to_dict()["too_few_pairs"] == [
+            {"kind": "check", "name": "pinned_content", "pairs": 3}]
     # judged anyway (min_pairs 1), 2 of 3 failing is beyond the noise of a 10% baseline
     assert find_regressions(trend, 10, min_pairs=1).exit_code == 1
 

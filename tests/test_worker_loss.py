@@ -106,6 +106,18 @@ def _local_cluster() -> Any:
                                         dashboard_address=None, silence_logs=logging.CRITICAL)
 
 
+def _close(local: Any) -> None:
+    """Close a cluster, allowing a loaded machine its time: a nanny whose worker is slow to
+    exit times out its kill (`CancelledError` out of `distributed`), which is no finding of
+    the test, whose assertions have run; the worker processes are the cluster's children and
+    go with the interpreter."""
+    import asyncio
+    import contextlib
+
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+        local.close(timeout=60)
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     """A LocalCluster of two single-threaded worker processes, each with a nanny that restarts
@@ -114,7 +126,7 @@ def cluster() -> Iterator[Any]:
     try:
         yield local
     finally:
-        local.close()
+        _close(local)
 
 
 def _two_workers(cluster: Any) -> str:
@@ -212,7 +224,7 @@ def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
              str(SHARD_BYTES), "--format", "json"],
             cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     finally:
-        local.close()
+        _close(local)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "INTERNAL ERROR" not in done.stderr
     result = json.loads(done.stdout)

@@ -7,16 +7,24 @@ Good: get_weather('{"location": "Tokyo"}')
 
 Inert without tool schemas (no contract `tools:` and no record `tools`): it then reports
 nothing, so frayproof's verdicts on existing contracts never change. It runs after frayproof's
-five checks. With `scope: both` the before snapshot's calls are judged too; those findings are
-prepared once per pair (`prepared.prepare_before`), since every mutant shares one before.
+five checks.
+
+Which calls (`scope`): `changed`, the default, judges only the calls of after the compactor
+changed or created, those whose (id, name, arguments) no call of before has: a call kept
+verbatim carries the model's own arguments, which are no fault of the compaction. Without a
+before (`validate`) every call is one. `all` (also spelt `after`, its former name) judges every
+call of after; `both` every call of after and of before. What is taken from before (its calls'
+keys, and its findings under `both`) is prepared once per pair (`prepared.prepare_before`),
+since every mutant shares one before.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from frayproof_audit.checks.base import Check, CheckSettings, Condition, OneOf, OptionProblem
+from frayproof_audit.jsonio import canonical
 from frayproof_audit.recheck.local import new_messages_only
 from frayproof_audit.report import Violation
 from frayproof_audit.toolargs import policy as P
@@ -29,7 +37,7 @@ from frayproof_audit.toolargs.text import one_line
 
 if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
-    from frayproof_audit.loaded import Loaded
+    from frayproof_audit.loaded import CallView, Loaded
     from frayproof_audit.prepared import BeforeFacts
     from frayproof_audit.recheck.base import PairContext
     from frayproof_audit.recheck.mutant import Effects, Mutant
@@ -38,6 +46,9 @@ NAME = "tool_arguments"
 KEY = "tool_arguments"
 RULES_OPTION = "rules"
 SCOPE = "scope"
+CHANGED, ALL, AFTER, BOTH = "changed", "all", "after", "both"
+SCOPES = (CHANGED, ALL, AFTER, BOTH)
+"""`after` is the former name of `all`: contracts that say it keep their meaning."""
 EMPTY_ARGUMENTS = "empty_arguments"
 MISSING_ARGUMENTS = "missing_arguments"
 
@@ -88,29 +99,58 @@ def policy_of(settings: CheckSettings) -> Policy:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class BeforeCalls:
+    """The check's before facts: the key of every call of before (`call_key`), which `changed`
+    leaves unjudged in after, and before's own findings under `scope: both`."""
+
+    kept: frozenset[tuple[Any, ...]] = field(default_factory=frozenset)
+    findings: tuple[Violation, ...] = ()
+
+
+def call_key(view: CallView, arguments: Any, present: bool) -> tuple[Any, ...]:
+    """What makes a call of after the one of before it was kept from: id, name and arguments
+    (a string as is, anything else as canonical JSON; absent arguments differ from `null`)."""
+    kind = type(arguments)
+    return (view.id, view.name, present, kind is str, arguments if kind is str else canonical(arguments))
+
+
 def find(
     after: Loaded, contract: Contract, before: BeforeFacts | None, settings: CheckSettings
 ) -> list[Violation]:
     if not contract.tools:
         return []
-    found = judge_snapshot(after, "after", contract, settings)
-    if before is not None:
-        found += cast("tuple[Violation, ...]", before.of(KEY))
+    facts = cast("BeforeCalls", before.of(KEY)) if before is not None else None
+    kept = facts.kept if facts is not None and settings.option(SCOPE) == CHANGED else None
+    found = judge_snapshot(after, "after", contract, settings, kept)
+    if facts is not None:
+        found += facts.findings
     return found
 
 
-def before_findings(before: Loaded, contract: Contract) -> tuple[Violation, ...]:
-    """The before snapshot's findings under `scope: both` (else none), computed once per pair:
-    the check's before facts."""
+def before_calls(before: Loaded, contract: Contract) -> BeforeCalls:
+    """The check's before facts, computed once per pair: the keys of before's calls under
+    `scope: changed`, before's findings under `scope: both` (else nothing)."""
     settings = contract.settings(KEY)
-    if not contract.tools or not settings.enabled or settings.option(SCOPE) != "both":
-        return ()
-    return tuple(judge_snapshot(before, "before", contract, settings))
+    if not contract.tools or not settings.enabled:
+        return BeforeCalls()
+    scope = settings.option(SCOPE)
+    if scope == BOTH:
+        return BeforeCalls(findings=tuple(judge_snapshot(before, "before", contract, settings)))
+    if scope != CHANGED:
+        return BeforeCalls()
+    wire = before.wire
+    return BeforeCalls(frozenset(
+        call_key(call_view, *call_arguments(call))
+        for index, view in enumerate(before.views) if view.calls
+        for call_view, call in zip(view.calls, message_calls(wire[index]), strict=False)))
 
 
 def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
-                   settings: CheckSettings) -> list[Violation]:
-    """Every call of every message, in message order and call order."""
+                   settings: CheckSettings, kept: frozenset[tuple[Any, ...]] | None = None,
+                   ) -> list[Violation]:
+    """Every call of every message, in message order and call order, but those whose key is
+    in `kept` (calls before already had, under `scope: changed`)."""
     tools = tool_set(contract.tools)
     policy = policy_of(settings)
     wire = loaded.wire
@@ -121,6 +161,8 @@ def judge_snapshot(loaded: Loaded, snapshot: str, contract: Contract,
         for position, (call_view, call) in enumerate(zip(view.calls, message_calls(wire[index]),
                                                          strict=False)):
             arguments, present = call_arguments(call)
+            if kept and call_key(call_view, arguments, present) in kept:
+                continue
             try:
                 problems = judge(tools, call_view.name, arguments, present, policy)
             except SchemaFailure as exc:
@@ -142,7 +184,9 @@ class _PerMessage:
     the call's position, plus before's findings (its before facts). On a clean original (no
     finding at all) every message kept from it has none, so a mutant's findings are its new
     messages', judged by `find` on a snapshot of just those, each labelled and indexed by its
-    mutant position (`recheck.local.new_messages_only`)."""
+    mutant position (`recheck.local.new_messages_only`). Under `scope: changed` whether a call is
+    judged depends only on the call and before's calls (`BeforeCalls.kept`), not on the other
+    messages, so the window decides each new call as the whole mutant would."""
 
     __slots__ = ("check", "pair", "settings")
 
@@ -178,10 +222,10 @@ CHECK = Check(
     summary="Every tool call's arguments against its tool's JSON Schema (inert without tool schemas).",
     options=(
         RuleLevels(),
-        OneOf(SCOPE, ("after", "both"), "after"),
+        OneOf(SCOPE, SCOPES, CHANGED),
         OneOf(EMPTY_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_EMPTY_ARGUMENTS),
         OneOf(MISSING_ARGUMENTS, P.ARGUMENT_POLICIES, P.DEFAULT_MISSING_ARGUMENTS),
     ),
-    prepare=before_findings,
+    prepare=before_calls,
     recheck=_recheck,
 )

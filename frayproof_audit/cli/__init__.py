@@ -36,9 +36,11 @@ COMMANDS = {
     "stats": "frayproof_audit.cli.audit_cmd:stats_command",
     "trend": "frayproof_audit.cli.trend_cmd:trend_command",
     "report": "frayproof_audit.cli.report_cmd:report_command",
+    "show": "frayproof_audit.cli.show_cmd:show_command",
     "runs": "frayproof_audit.cli.runs_cmd:runs_command",
     "rejudge": "frayproof_audit.cli.rejudge_cmd:rejudge_command",
     "tool-args": "frayproof_audit.cli.tool_args_cmd:tool_args_command",
+    "suggest": "frayproof_audit.cli.suggest_cmd:suggest_command",
     "init": "frayproof_audit.cli.init_cmd:init_command",
     "inspect": "frayproof_audit.cli.transcript_cmd:inspect_command",
     "repair": "frayproof_audit.cli.transcript_cmd:repair_command",
@@ -53,9 +55,10 @@ COMMANDS = {
 def main() -> None:
     """Audit LLM agent context compaction against a YAML context contract.
 
-    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report, and the runs
-    behind them: runs, rejudge; the pairs in agents' own logs: pairs. Tool-call arguments:
-    tool-args. Transcripts: inspect, repair, compact. A starter contract: init.
+    Single pairs: validate, check, mutate. Whole logs: audit, stats, trend, report, show, and
+    the runs behind them: runs, rejudge; the pairs in agents' own logs: pairs. Tool-call
+    arguments: tool-args. Transcripts: inspect, repair, compact. A contract: init (a starter),
+    suggest (learned from the logs).
 
     Exit codes: 0 pass, 1 contract violations or a failed gate, 2 bad input or usage
     (audit: also nothing audited, or a full disk), 123 an internal error (a bug; the

@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import click
 
@@ -15,6 +15,8 @@ from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import (
     contract_option,
     fail_input,
+    field_map,
+    field_options,
     format_option,
     input_format_option,
     parse_operator_list,
@@ -22,6 +24,8 @@ from frayproof_audit.cli.common import (
 )
 from frayproof_audit.cli.dataset_options import (
     as_day,
+    blame_option,
+    cannot_write,
     selection_options,
     show_notes,
     show_table,
@@ -29,8 +33,7 @@ from frayproof_audit.cli.dataset_options import (
     table_output,
 )
 from frayproof_audit.cli.entry import CRASH_LOG, INTERRUPT_NOTE
-from frayproof_audit.cli.option_types import BYTES, RATE, count
-from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+from frayproof_audit.cli.option_types import BYTES, RATE, SCOPED_RATE, count
 from frayproof_audit.corpus.inputs.source_choice import source_names
 from frayproof_audit.corpus.run.audit_config import (
     BACKENDS,
@@ -42,11 +45,14 @@ from frayproof_audit.corpus.run.audit_config import (
     STATS_BY,
     AuditConfig,
 )
+from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate, gate_for
 from frayproof_audit.errors import InputError
 from frayproof_audit.render import RenderContext, render
+from frayproof_audit.report import EXIT_PASS
 from frayproof_audit.shown import read_shown
 
 if TYPE_CHECKING:
+    from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.run.audit_run import Progress
     from frayproof_audit.corpus.run.summary import RunSummary
 
@@ -85,13 +91,6 @@ class _ProgressLine:
             self.stream.flush()
 
 
-def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
-    fields = FieldMap()
-    if config_file is not None:
-        fields = fields.with_specs(load_fields_file(config_file))
-    return fields.with_specs(parse_field_specs(specs))
-
-
 @click.command("audit")
 @click.argument("inputs", nargs=-1, required=True)
 @contract_option
@@ -118,11 +117,7 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
                    "compaction in them one pair; docs/sources.md).")
 @click.option("--run-id", "run_id", default=None,
               help="Name of this run; an existing run of that name is replaced. Default: time + random.")
-@click.option("--field", "field_specs", multiple=True, metavar="NAME=PATH",
-              help="Where a field lives in a pair record, as a dotted path, e.g. "
-                   "before=request.messages (pair records only: a source derives its pairs).")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), default=None,
-              help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")
+@field_options
 @click.option("--mutate/--no-mutate", "mutate", default=True, show_default=True,
               help="Mutation-test every pair whose baseline passes.")
 @click.option("--operators", default=None, metavar="A,B",
@@ -138,8 +133,23 @@ def _fields(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(FAIL_ON),
               default=("failures",), show_default=True,
               help="What makes the run exit 1 (repeatable).")
-@click.option("--max-failure-rate", type=RATE, default=None,
-              help="Fail only when failed / checked pairs exceeds this (replaces 'any failure').")
+@click.option("--max-failure-rate", "failure_rates", type=SCOPED_RATE, multiple=True,
+              metavar="[NAME=]RATE",
+              help="Fail only when failed / checked pairs exceeds RATE (replaces 'any failure'); "
+                   "CHECK=RATE: that check's failing pairs / checked pairs; "
+                   "compactor:NAME=RATE: that compactor's failed / checked pairs (repeatable).")
+@click.option("--min-pairs", type=count(1), default=DEFAULT_MIN_PAIRS, show_default=True,
+              metavar="N",
+              help="A compactor:NAME gate judges the compactor only on at least N checked pairs "
+                   "(fewer: 'not judged').")
+@click.option("--strict-min-pairs", is_flag=True,
+              help="A compactor:NAME gate on fewer than --min-pairs pairs fails the run instead.")
+@click.option("--baseline-findings", "baseline_findings", type=click.Path(dir_okay=False),
+              default=None, metavar="FILE",
+              help="Known-issue baseline: the error findings FILE lists (JSON lines of pair_id "
+                   "and code; stats --write-baseline writes one) are stored and counted but fail "
+                   "no gate.")
+@blame_option
 @click.option("--max-input-error-rate", type=RATE,
               default=DEFAULT_MAX_INPUT_ERROR_RATE, show_default=True,
               help="Fail when input errors / records exceeds this (--fail-on input-errors: any).")
@@ -174,7 +184,11 @@ def audit_command(
     max_record_bytes: int,
     shard_bytes: int,
     fail_on: tuple[str, ...],
-    max_failure_rate: float | None,
+    failure_rates: tuple[tuple[str | None, float], ...],
+    min_pairs: int,
+    strict_min_pairs: bool,
+    baseline_findings: str | None,
+    blame: str,
     max_input_error_rate: float,
     allow_engine_errors: bool,
     repair_out: str | None,
@@ -202,6 +216,7 @@ def audit_command(
     category = sarif_category_for(output_format, sarif_category)
     progress = _ProgressLine(sys.stderr, sys.stderr.isatty() and not quiet)
     try:
+        max_failure_rate, gates = _failure_rates(failure_rates)
         config = AuditConfig(
             inputs=inputs,
             out=out,
@@ -212,7 +227,7 @@ def audit_command(
             incremental=incremental,
             source=source,
             run_id=run_id,
-            fields=_fields(config_file, field_specs),
+            fields=field_map(config_file, field_specs),
             mutate=mutate,
             operators=parse_operator_list(operators),
             input_format=input_format,
@@ -220,6 +235,11 @@ def audit_command(
             shard_bytes=shard_bytes,
             fail_on=fail_on,
             max_failure_rate=max_failure_rate,
+            failure_rate_gates=gates,
+            min_pairs=min_pairs,
+            strict_min_pairs=strict_min_pairs,
+            baseline_findings=baseline_findings,
+            blame=blame,
             argv=("frayproof-audit", *sys.argv[1:]),
             max_input_error_rate=max_input_error_rate,
             allow_engine_errors=allow_engine_errors,
@@ -247,6 +267,21 @@ def audit_command(
     context = RenderContext(contract=contract, max_results=max_results, sarif_category=category)
     click.echo(render(summary, output_format, read_shown(summary, output_format, context)))
     sys.exit(summary.exit_code)
+
+
+def _failure_rates(given: tuple[tuple[str | None, float], ...]
+                   ) -> tuple[float | None, tuple[FailureRateGate, ...]]:
+    """The whole run's --max-failure-rate (the last plain RATE) and the per-check and
+    per-compactor gates, each once (a repeated NAME: the last wins, as for --field)."""
+    overall = None
+    named: dict[str, FailureRateGate] = {}
+    for subject, rate in given:
+        if subject is None:
+            overall = rate
+            continue
+        gate = gate_for(subject, rate)
+        named[gate.subject] = gate
+    return overall, tuple(named.values())
 
 
 def _dry_run(config: AuditConfig, output_format: str) -> None:
@@ -277,15 +312,24 @@ def _label(exc: InputError) -> str:
 @click.option("--all-groups", is_flag=True,
               help="Also show groups with nothing judged (no pair checked, no mutant): their "
                    "check and operator rows are placeholders.")
+@blame_option
 @table_format_option
 @click.option("--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of standard output.")
+@click.option("--write-baseline", "baseline", type=click.Path(dir_okay=False), default=None,
+              metavar="FILE",
+              help="Instead of the tables, write every error finding of the selected runs (pair "
+                   "id and condition code, JSON lines) to FILE: a known-issue baseline for "
+                   "audit --baseline-findings.")
 def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: datetime | None,
                   until: datetime | None, compactors: tuple[str, ...], contract: str | None,
-                  all_groups: bool, output_format: str, output: str | None) -> None:
+                  all_groups: bool, blame: str, output_format: str, output: str | None,
+                  baseline: str | None) -> None:
     """Pairs, per-check, per-condition-code and per-operator statistics over the committed runs in OUT.
 
-    Pairs: passed, failed, input errors, engine errors, failure rate. Checks, and each check's
+    Pairs: passed, failed, input errors, engine errors, failure rate, inherited failures (failing
+    pairs whose every error their before already held: not failures under --blame introduced,
+    the default, which also counts only introduced findings for a check). Checks, and each check's
     condition codes: findings, errors, warnings, pairs affected, failing pairs, pairs checked,
     failure rate, passing pairs, input errors (runs from before codes existed have code null).
     Operators: applicable, caught, survived, skipped, survival rate and its 95% Wilson interval
@@ -301,13 +345,30 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     """
     chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
+    from frayproof_audit.corpus.blame import Blame
     from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.dataset.stats import compute_stats
 
     try:
         selection = Selection(runs, as_day(since), as_day(until), compactors, contract)
-        stats = compute_stats(out, by, selection, all_groups)
+        if baseline is not None:
+            _write_baseline(out, baseline, selection)
+        stats = compute_stats(out, by, selection, all_groups, Blame(blame))
     except InputError as exc:
         fail_input(str(exc), chosen)
     show_table(chosen, stats, output)
     show_notes(chosen, stats.chosen.notes() if stats.chosen else ())
+
+
+def _write_baseline(out: str, path: str, selection: Selection) -> NoReturn:
+    """`stats --write-baseline FILE`: the baseline written, one line said, exit 0."""
+    from frayproof_audit.corpus.dataset.baseline import write_baseline
+
+    try:
+        written = write_baseline(out, path, selection)
+    except OSError as exc:
+        cannot_write(path, exc)
+    for note in written.chosen.notes():
+        click.echo(f"note: {note}", err=True)
+    click.echo(written.to_text())
+    sys.exit(EXIT_PASS)

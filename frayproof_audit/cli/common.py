@@ -15,6 +15,7 @@ from frayproof_audit.render import OUTPUTS, Failure, Said, get_output, plain_out
 from frayproof_audit.report import EXIT_INPUT_ERROR
 
 if TYPE_CHECKING:
+    from frayproof_audit.corpus.inputs.field_map import FieldMap
     from frayproof_audit.render.tables import TableOutput
 
 FORMAT_CHOICE = RegistryChoice(lambda: OUTPUTS)
@@ -30,6 +31,27 @@ def input_format_option(function: Callable[..., Any]) -> Callable[..., Any]:
         help="Wire format of the snapshots (default: the contract's `format`, else openai); "
              "in a corpus, a record's own `format` field wins.",
     )(function)
+
+
+def field_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--field` and `--config`: where a pair record's fields live (`field_map` reads them)."""
+    function = click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False), default=None,
+        help="YAML file with a fields: block (NAME: dotted.path); --field wins over it.")(function)
+    return click.option(
+        "--field", "field_specs", multiple=True, metavar="NAME=PATH",
+        help="Where a field lives in a pair record, as a dotted path, e.g. "
+             "before=request.messages (pair records only: a source derives its pairs).")(function)
+
+
+def field_map(config_file: str | None, specs: tuple[str, ...]) -> FieldMap:
+    """The field map of `--config` and `--field` (a bad one is a `ConfigError`, exit 2)."""
+    from frayproof_audit.corpus.inputs.field_map import FieldMap, load_fields_file, parse_field_specs
+
+    fields = FieldMap()
+    if config_file is not None:
+        fields = fields.with_specs(load_fields_file(config_file))
+    return fields.with_specs(parse_field_specs(specs))
 
 
 def contract_option(function: Callable[..., Any]) -> Callable[..., Any]:

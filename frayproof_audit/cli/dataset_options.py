@@ -1,6 +1,7 @@
 """Options shared by the commands that read a dataset back (`stats`, `trend`, `report`): which
-rows (`--run`, `--since`, `--until`, `--compactor`, `--contract`), the table output (`--format`,
-from `render.tables.TABLE_OUTPUTS`), and writing a result to `--output`."""
+rows (`--run`, `--since`, `--until`, `--compactor`, `--contract`), which failures count
+(`--blame`, `audit`'s too), the table output (`--format`, from `render.tables.TABLE_OUTPUTS`),
+and writing a result to `--output`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import click
 
 from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import fail_input
+from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
 from frayproof_audit.files import write_through
 from frayproof_audit.render.tables import TABLE_OUTPUTS, TableOutput, Tabular, table_aliases
 from frayproof_audit.report import EXIT_INPUT_ERROR
@@ -82,6 +84,15 @@ def selection_options(function: Callable[..., Any]) -> Callable[..., Any]:
     ]):
         function = decorator(function)
     return function
+
+
+def blame_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`--blame introduced|all`: which failing pairs count as the compactor's failures."""
+    return click.option(
+        "--blame", type=click.Choice(BLAMES), default=str(DEFAULT_BLAME), show_default=True,
+        help="introduced: a failing pair counts only when the compactor introduced an error "
+             "(not one its before already held), and only introduced findings count for a "
+             "check; all: every failing pair and finding, frayproof's reading.")(function)
 
 
 def as_day(value: datetime | None) -> date | None:

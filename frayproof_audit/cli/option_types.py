@@ -44,3 +44,25 @@ RATE = FiniteRange(0.0, 1.0)
 """A share of something (failure rates): 0 to 1."""
 POINTS = FiniteRange(min=0)
 """Percentage points of a regression: 0 or more, finite."""
+
+
+class ScopedRate(FiniteRange):
+    """`R`, or `NAME=R`: a rate from 0 to 1 for the whole run, or for what NAME names (a check,
+    `compactor:NAME`). Converts to `(NAME or None, R)`; the command checks NAME."""
+
+    name = "rate or NAME=rate"
+
+    def __init__(self) -> None:
+        super().__init__(0.0, 1.0)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        subject, equals, number = str(value).rpartition("=")
+        if equals and not subject.strip():
+            self.fail(f"{value!r}: name a check or compactor:NAME before '='.", param, ctx)
+        return (subject.strip() or None, super().convert(number, param, ctx))
+
+
+SCOPED_RATE = ScopedRate()
+"""`--max-failure-rate`: `0.25`, `retention=0.05`, `compactor:summarize=0.1`."""

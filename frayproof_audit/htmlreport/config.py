@@ -5,10 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.errors import InputError
 
 DEFAULT_WORST = 20
 DEFAULT_BASELINE = 7
+DEFAULT_MAX_PAIRS = 1000
+FOLDER_FROM = 2000
+"""More pair pages than this go into a folder (`index.html` and one file per pair), not one file."""
 
 
 class ReportError(InputError):
@@ -38,3 +42,9 @@ class ReportConfig:
     points: float = 0.0
     """A night is flagged as a regression only when worse than its baseline by more than this
     many percentage points (as `trend --fail-on-regression P` judges), and beyond noise."""
+    max_pairs: int = DEFAULT_MAX_PAIRS
+    """Pairs that get a page of their own (worst first); the page says how many of how many."""
+    source_root: str | None = None
+    """Where the dataset's relative `source` paths are found (None: the current folder)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings count (`corpus.blame`)."""

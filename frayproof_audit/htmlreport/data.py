@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
+from frayproof_audit.corpus.blame import Blame, failure_expr
 from frayproof_audit.corpus.dataset.selection import (
     RunInfo,
     Selection,
@@ -59,10 +60,12 @@ class Totals:
     caught: int
     survived: int
     skipped: int
+    inherited: int = 0
+    """Failing pairs not counted in `failed` (`--blame introduced`: every error inherited)."""
 
     @property
     def failure_rate(self) -> float | None:
-        checked = self.passed + self.failed
+        checked = self.passed + self.failed + self.inherited
         return self.failed / checked if checked else None
 
     @property
@@ -171,22 +174,26 @@ def gather(config: ReportConfig) -> ReportData:
                                 for table in ("pairs", "findings", "mutants"))
     if config.compactors:
         _known_compactors(config, pairs, selection)
-    (nights, checks, codes, compactors, operators, status_counts, mutant_counts, run_rows) = pl.collect_all([
-        nights_table(pairs), check_table(pairs, findings), code_table(pairs, findings),
-        compactor_table(pairs, mutants), operator_table(mutants),
+    (nights, checks, codes, compactors, operators, status_counts, mutant_counts, run_rows,
+     failures) = pl.collect_all([
+        nights_table(pairs, config.blame), check_table(pairs, findings, config.blame),
+        code_table(pairs, findings, config.blame),
+        compactor_table(pairs, mutants, config.blame), operator_table(mutants),
         pairs.group_by("status").len(), mutants.group_by("status").len(),
         read_table(config.out, "runs").filter(pl.col("run_id").is_in(list(selection.runs)))
         .select(*_RUN_COLUMNS).sort("started_at", "run_id"),
+        pairs.select(failure_expr(config.blame).sum().cast(pl.Int64)),
     ])
     status, mutant_status = dict(status_counts.iter_rows()), dict(mutant_counts.iter_rows())
     active = list(active_conditions(contract_of(runs)))
     try:
-        trend: Trend | None = compute_trend(TrendConfig(config.out, selection, "night", config.baseline))
+        trend: Trend | None = compute_trend(TrendConfig(config.out, selection, "night", config.baseline,
+                                                        blame=config.blame))
     except TrendError:  # no pair has a logged_at: there are no nights to chart
         trend = None
     # nights of logs: a record without logged_at is filed under its run's day, which is no night
     dated = list(trend.periods) if trend is not None else []
-    failing, failing_total = worst_pairs(pairs, findings, mutants, "fail", config.worst)
+    failing, failing_total = worst_pairs(pairs, findings, mutants, "fail", config.worst, config.blame)
     blind, blind_total = worst_pairs(pairs, findings, mutants, "blind", config.worst)
     latest = run_rows.row(run_rows.height - 1, named=True)
     return ReportData(
@@ -194,10 +201,10 @@ def gather(config: ReportConfig) -> ReportData:
         totals=Totals(
             runs=len(runs), first_night=dated[0] if dated else None,
             last_night=dated[-1] if dated else None, pairs=sum(status.values()),
-            passed=status.get("pass", 0), failed=status.get("fail", 0),
+            passed=status.get("pass", 0), failed=int(failures.item() or 0),
             input_errors=status.get("input_error", 0), engine_errors=status.get("engine_error", 0),
             caught=mutant_status.get("caught", 0), survived=mutant_status.get("survived", 0),
-            skipped=mutant_status.get("skipped", 0)),
+            skipped=mutant_status.get("skipped", 0), inherited=int(nights["inherited"].sum() or 0)),
         runs=run_rows, left_out=left_out, contract_text=runs[-1].contract_text,
         contract_path=latest["contract_path"], contract_key=short(runs[-1].contract),
         nights=nights, checks=with_zero_checks(checks, active, int(nights["checked"].sum())),
@@ -210,8 +217,16 @@ def gather(config: ReportConfig) -> ReportData:
         operator_trends=_series(trend, "operators", "operator", "survived", "applicable", "pairs",
                                 OPERATORS, config.points),
         failing_pairs=failing, failing_total=failing_total, blind_pairs=blind, blind_total=blind_total,
-        notes=notes,
+        notes=(*notes, *_blame_note(config.blame, int(nights["inherited"].sum() or 0))),
     )
+
+
+def _blame_note(blame: Blame, inherited: int) -> tuple[str, ...]:
+    """What `--blame` left out, when it left out something."""
+    if not inherited:
+        return ()
+    return (f"{inherited:,} failing pair(s) are not counted as failures: every error of theirs"
+            f" their before already held (inherited; --blame all counts them).",)
 
 
 def _known_compactors(config: ReportConfig, pairs: pl.LazyFrame, selection: Selection) -> None:

@@ -9,11 +9,13 @@ computed.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 import polars as pl
 
@@ -21,6 +23,8 @@ from frayproof_audit import __version__
 from frayproof_audit.checks import CONDITIONS
 from frayproof_audit.htmlreport.assets import CONTENT_SECURITY_POLICY, SCRIPT, STYLE
 from frayproof_audit.htmlreport.data import ReportData, Series
+from frayproof_audit.htmlreport.pages import PairPage, PairPages
+from frayproof_audit.htmlreport.pair_list import filter_href, page_href, pair_list
 from frayproof_audit.htmlreport.svg import BandPoint, Point, bar_chart, rate_chart
 from frayproof_audit.htmlreport.worst import PairDetail
 
@@ -41,13 +45,22 @@ Column = tuple[str, str, str]
 """(column in the frame, heading, kind: text | int | rate | date)."""
 
 
-def _cell(value: Any, kind: str, column: str) -> str:
+Link = Callable[[dict[str, Any]], "str | None"]
+"""A table cell's link: the row → the fragment of the pairs behind the count (None: no link)."""
+
+
+def _linked(text: str, href: str | None) -> str:
+    return text if href is None else f'<a href="{_e(href)}">{text}</a>'
+
+
+def _cell(value: Any, kind: str, column: str, href: str | None = None) -> str:
     if kind == "rate":
         raw = "" if value is None else repr(float(value))
         return f'<td class="n" data-col="{column}" data-value="{raw}">{_pct(value)}</td>'
     if kind == "int":
         raw = "" if value is None else str(int(value))
-        return f'<td class="n" data-col="{column}" data-value="{raw}">{_int(value)}</td>'
+        shown = _linked(_int(value), href if value else None)
+        return f'<td class="n" data-col="{column}" data-value="{raw}">{shown}</td>'
     if isinstance(value, date | datetime):
         shown = value.strftime("%Y-%m-%d %H:%M:%S") if isinstance(value, datetime) else value.isoformat()
         return f'<td class="d" data-col="{column}">{_e(shown)}</td>'
@@ -56,9 +69,10 @@ def _cell(value: Any, kind: str, column: str) -> str:
     return f'<td{nowrap} data-col="{column}">{_e(text)}</td>'
 
 
-def table(table_id: str, frame: pl.DataFrame, columns: Sequence[Column], key: str | Sequence[str]) -> str:
+def table(table_id: str, frame: pl.DataFrame, columns: Sequence[Column], key: str | Sequence[str],
+          links: Mapping[str, Link] | None = None) -> str:
     """A sortable table of `frame`'s `columns`; each row's `data-key` is its `key` column(s), joined
-    with a tab."""
+    with a tab. `links` turns a column's counts into links to the pairs behind them."""
     keys = [key] if isinstance(key, str) else list(key)
     if frame.height == 0:
         return f'<p class="muted" id="{_e(table_id)}">None.</p>'
@@ -66,14 +80,17 @@ def table(table_id: str, frame: pl.DataFrame, columns: Sequence[Column], key: st
     rows = []
     for row in frame.iter_rows(named=True):
         row_key = "\t".join("" if row[k] is None else str(row[k]) for k in keys)
-        cells = "".join(_cell(row[name], kind, name) for name, _, kind in columns)
+        linked = links or {}
+        cells = "".join(_cell(row[name], kind, name, linked[name](row) if name in linked else None)
+                        for name, _, kind in columns)
         rows.append(f'<tr data-key="{_e(row_key)}">{cells}</tr>')
     return (f'<table class="data" id="{_e(table_id)}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _card(value: str, label: str, name: str) -> str:
-    return f'<div class="card" data-card="{name}"><b>{_e(value)}</b><span>{_e(label)}</span></div>'
+def _card(value: str, label: str, name: str, href: str | None = None) -> str:
+    return (f'<div class="card" data-card="{name}"><b>{_linked(_e(value), href)}</b>'
+            f"<span>{_e(label)}</span></div>")
 
 
 def _points(series: Series, what: str) -> tuple[list[Point], list[BandPoint]]:
@@ -98,7 +115,7 @@ def _charts(prefix: str, trends: Sequence[Series], what: str, heading: str) -> s
     return f'<div class="grid" id="{prefix}">{"".join(charts)}</div>'
 
 
-def _header(data: ReportData) -> str:
+def _header(data: ReportData, pages: PairPages | None) -> str:
     totals, config = data.totals, data.config
     first, last = totals.first_night, totals.last_night
     nights = ("no nights" if first is None or last is None else
@@ -112,7 +129,8 @@ def _header(data: ReportData) -> str:
         f'<p class="meta">Dataset <code>{_e(data.out)}</code> · {_e(" · ".join(scope))} · made '
         f"{_e(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))} by frayproof-audit {_e(__version__)}</p>",
         '<nav><a href="#summary">Summary</a><a href="#failures">Failures</a><a href="#mutation">Mutation</a>'
-        '<a href="#worst">Worst pairs</a><a href="#contract">Contract</a></nav></header>',
+        '<a href="#worst">Worst pairs</a><a href="#contract">Contract</a>'
+        + ('<a href="#pairs">Pairs</a>' if pages is not None else "") + "</nav></header>",
     ]
     if data.left_out:
         parts.append('<div class="notice" id="left-out">' + "".join(
@@ -122,7 +140,8 @@ def _header(data: ReportData) -> str:
 
 _NIGHTS: tuple[Column, ...] = (
     ("log_date", "night", "date"), ("pairs", "pairs", "int"), ("passed", "pass", "int"),
-    ("failed", "fail", "int"), ("input_errors", "input errors", "int"),
+    ("failed", "fail", "int"), ("inherited", "inherited only", "int"),
+    ("input_errors", "input errors", "int"),
     ("engine_errors", "engine errors", "int"), ("failure_rate", "failure rate", "rate"),
 )
 _RUNS: tuple[Column, ...] = (
@@ -133,17 +152,22 @@ _RUNS: tuple[Column, ...] = (
 )
 
 
-def _summary(data: ReportData) -> str:
+def _summary(data: ReportData, pages: PairPages | None) -> str:
     t = data.totals
+    fails = filter_href(t.failed, status="fail") if pages is not None and t.failed else None
     cards = "".join([
         _card(_int(t.pairs), "pairs", "pairs"), _card(_int(t.passed), "pass", "passed"),
-        _card(_int(t.failed), "fail", "failed"), _card(_int(t.input_errors), "input errors", "input_errors"),
+        _card(_int(t.failed), "fail", "failed", fails),
+        _card(_int(t.input_errors), "input errors", "input_errors"),
         _card(_int(t.engine_errors), "engine errors", "engine_errors"),
         _card(_pct(t.failure_rate), "failure rate (of pairs checked)", "failure_rate"),
         _card(_int(t.caught + t.survived), "mutants judged", "mutants"),
         _card(_int(t.survived), "mutants survived", "survived"),
         _card(_pct(t.mutation_score), "mutation score", "mutation_score"),
     ])
+    if pages is not None:
+        capped = f" of {pages.candidates:,} (--max-pairs)" if pages.candidates > len(pages.pages) else ""
+        cards += _card(_int(len(pages.pages)), f"pair pages{capped}", "pair_pages", "#pairs")
     trend = _charts("chart-nights", [data.failure_trend] if data.failure_trend else [], "pairs checked",
                     "failure rate per night")
     if data.undated:
@@ -152,7 +176,7 @@ def _summary(data: ReportData) -> str:
     runs = data.runs.with_columns(pl.col("not_audited_shards").list.len().alias("not_audited"))
     return "".join([
         '<section id="summary"><h2>Summary</h2>', f'<div class="cards">{cards}</div>', _gate(data), trend,
-        "<h3>Nights</h3>", table("t-nights", data.nights, _NIGHTS, "log_date"),
+        "<h3>Nights</h3>", table("t-nights", data.nights, _NIGHTS, "log_date", _night_links(pages)),
         "<h3>Runs</h3>",
         '<p class="muted">Whole runs as committed (before any <code>--compactor</code> filter).</p>',
         table("t-runs", runs, _RUNS, "run_id"), "</section>",
@@ -187,7 +211,8 @@ _CODES: tuple[Column, ...] = (
 )
 _COMPACTORS: tuple[Column, ...] = (
     ("compactor", "compactor", "text"), ("pairs", "pairs", "int"), ("passed", "pass", "int"),
-    ("failed", "fail", "int"), ("input_errors", "input errors", "int"),
+    ("failed", "fail", "int"), ("inherited", "inherited only", "int"),
+    ("input_errors", "input errors", "int"),
     ("failure_rate", "failure rate", "rate"), ("mutants", "mutants judged", "int"),
     ("survived", "survived", "int"), ("survival_rate", "survival rate", "rate"),
 )
@@ -211,7 +236,7 @@ def _title(code: str) -> str | None:
     return None if condition is None else re.sub(r"\{\w+\}", "…", condition.title)
 
 
-def _failures(data: ReportData) -> str:
+def _failures(data: ReportData, pages: PairPages | None) -> str:
     codes = data.codes.with_columns(
         pl.col("code").map_elements(_title, return_dtype=pl.String).alias("title"))
     check_bars = bar_chart("chart-checks", "Failure rate by check", [
@@ -226,31 +251,32 @@ def _failures(data: ReportData) -> str:
         '<p class="muted">A pair fails when it has an error finding; rates are of the pairs that could be '
         "checked (input and engine errors aside). A pair can fail several checks.</p>",
         "<h3>By check</h3>", f'<div class="grid">{check_bars}</div>',
-        table("t-checks", data.checks, _CHECKS, "check"),
+        table("t-checks", data.checks, _CHECKS, "check", _check_links(pages)),
         "<h3>Per night, by check</h3>",
         '<p class="muted">Dots: the night\'s rate with its 95% interval. Dashed line: the baseline, the '
         f"median of up to {data.config.baseline} earlier nights; band: the lowest to the highest of those "
         "nights. A night is worse beyond noise (a red dot) when its whole interval lies above the "
         "baseline.</p>",
         _charts("chart-check-trends", data.check_trends, "pairs checked", "failure rate"),
-        "<h3>By condition code</h3>", table("t-codes", codes, _CODES, ("check", "code")),
+        "<h3>By condition code</h3>", table("t-codes", codes, _CODES, ("check", "code"), _code_links(pages)),
         "<h3>By compactor</h3>", f'<div class="grid">{compactor_bars}</div>',
-        table("t-compactors", data.compactors, _COMPACTORS, "compactor"),
+        table("t-compactors", data.compactors, _COMPACTORS, "compactor", _compactor_links(pages)),
         "<h3>Failing since</h3>",
         '<p class="muted">Each compactor and check that ever failed: the first night it failed, the night '
         "its current streak began (empty when its latest night passed), the streak in nights, and "
         "nights failed of nights audited.</p>",
-        table("t-streaks", data.streaks, _STREAKS, ("compactor", "check")), "</section>",
+        table("t-streaks", data.streaks, _STREAKS, ("compactor", "check"), _streak_links(pages)),
+        "</section>",
     ])
 
 
-def _mutation(data: ReportData) -> str:
+def _mutation(data: ReportData, pages: PairPages | None) -> str:
     return "".join([
         '<section id="mutation"><h2>Mutation testing: survival per operator</h2>',
         '<p class="muted">Each operator corrupts passing compactions in one way; a survivor is a corruption '
         "the contract let through. The 95% interval (Wilson, over the pairs the operator applied to: the "
         "mutants of one pair are not independent) says how far a rate can be trusted.</p>",
-        table("t-operators", data.operators, _OPERATORS, "operator"),
+        table("t-operators", data.operators, _OPERATORS, "operator", _operator_links(pages)),
         "<h3>Per night, by operator</h3>",
         _charts("chart-operator-trends", data.operator_trends, "mutants judged", "survival rate"),
         "</section>",
@@ -261,12 +287,14 @@ OPEN_PAIRS = 3
 """Pairs of each list shown opened; the rest open on a click."""
 
 
-def _pair(detail: PairDetail, opened: bool = False) -> str:
-    title = (f"{detail.pair_id} · {detail.compactor or '(no compactor)'} · {detail.night.isoformat()} · "
+def _pair(detail: PairDetail, opened: bool = False, href: str | None = None) -> str:
+    title = (f" · {detail.compactor or '(no compactor)'} · {detail.night.isoformat()} · "
              f"{detail.errors} error(s), {detail.warnings} warning(s), {detail.survived} survivor(s)")
+    name = _linked(_e(detail.pair_id), href)
+    opens = f' <a class="open" href="{_e(href)}">messages →</a>' if href is not None else ""
     parts = [f'<details class="pair" data-pair="{_e(detail.pair_id)}" data-run="{_e(detail.run_id)}"'
              f'{" open" if opened else ""}>'
-             f"<summary>{_e(title)}</summary>",
+             f"<summary>{name}{_e(title)}{opens}</summary>",
              f'<p class="muted">run {_e(detail.run_id)} · <code>{_e(detail.source)}</code> '
              f"{'row' if detail.source.endswith('.parquet') else 'line'} {detail.source_row}</p>"]
     if detail.findings:
@@ -291,12 +319,16 @@ def _pair(detail: PairDetail, opened: bool = False) -> str:
     return "".join(parts)
 
 
-def _worst(data: ReportData) -> str:
+def _worst(data: ReportData, pages: PairPages | None, folder: bool) -> str:
+    def href(pair: PairDetail) -> str | None:
+        key = pages.key_of(pair.run_id, pair.pair_id) if pages is not None else None
+        return page_href(key, folder=folder) if key is not None else None
+
     def block(pairs: Sequence[PairDetail], total: int, block_id: str, empty: str) -> str:
         shown = f"{len(pairs):,} of {total:,}" if total > len(pairs) else f"all {total:,}"
         if not pairs:
             return f'<div id="{block_id}"><p class="muted">{_e(empty)}</p></div>'
-        blocks = "".join(_pair(pair, i < OPEN_PAIRS) for i, pair in enumerate(pairs))
+        blocks = "".join(_pair(pair, i < OPEN_PAIRS, href(pair)) for i, pair in enumerate(pairs))
         return f'<div id="{block_id}"><p class="muted">Showing {shown}.</p>{blocks}</div>'
 
     return "".join([
@@ -319,16 +351,87 @@ def _contract(data: ReportData) -> str:
     ])
 
 
-def render_page(data: ReportData) -> str:
-    """The whole report as one HTML document that needs nothing else to display."""
-    body = "".join([_header(data), _summary(data), _failures(data), _mutation(data), _worst(data),
-                    _contract(data)])
+def _document(title: str, body: str) -> str:
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_e(CONTENT_SECURITY_POLICY)}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>Compaction audit report: {_e(data.out)}</title>"
+        f"<title>{_e(title)}</title>"
         f"<style>{STYLE}</style></head>"
         f"<body><main>{body}</main><script>{SCRIPT}</script></body></html>\n"
     )
+
+
+def render_page(data: ReportData, pages: PairPages | None = None, *, folder: bool = False) -> str:
+    """The whole report as one HTML document that needs nothing else to display: the report
+    itself, and with `pages` the list of pairs and (unless `folder`: each is a file of its own,
+    `render_pair_file`) every pair's page. Each is a view the URL fragment names; the script shows
+    one at a time, and without it they read one after another."""
+    report = "".join([_header(data, pages), _summary(data, pages), _failures(data, pages),
+                      _mutation(data, pages), _worst(data, pages, folder), _contract(data)])
+    body = f'<div class="view" id="report">{report}</div>'
+    if pages is not None:
+        body += pair_list(pages, folder=folder)
+        if not folder:
+            body += "".join(page.html for page in pages.pages)
+    return _document(f"Compaction audit report: {data.out}", body)
+
+
+def render_pair_file(data: ReportData, page: PairPage, section: str) -> str:
+    """One pair's page as a document of its own (a folder report's `pairs/<key>.html`)."""
+    return _document(f"Pair {page.pair.pair_id}: {data.out}", section)
+
+
+def render_pointer(data: ReportData, folder: str, pages: int) -> str:
+    """The page written where a one-file report was asked for when it became a folder."""
+    href = quote(folder.replace(os.sep, "/")) + "/index.html"
+    return _document(f"Compaction audit report: {data.out}", (
+        f'<div class="view" id="report"><h1>Compaction audit report</h1><p>With {pages:,} pair pages this '
+        f'report is a folder: <a href="{_e(href)}">{_e(folder)}/index.html</a>.</p></div>'))
+
+
+def _night_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"pairs": lambda row: filter_href(row["pairs"], night=_day(row["log_date"])),
+            "failed": lambda row: filter_href(row["failed"], night=_day(row["log_date"]), status="fail"),
+            "passed": lambda row: filter_href(row["passed"], night=_day(row["log_date"]), status="pass")}
+
+
+def _day(value: Any) -> str:
+    return value.isoformat() if isinstance(value, date) else str(value)
+
+
+def _check_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"failing_pairs": lambda row: filter_href(row["failing_pairs"], check=row["check"], status="fail")}
+
+
+def _code_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"failing_pairs": lambda row: None if row["code"] is None else
+            filter_href(row["failing_pairs"], code=row["code"], status="fail")}
+
+
+def _compactor_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"pairs": lambda row: filter_href(row["pairs"], compactor=row["compactor"] or ""),
+            "failed": lambda row: filter_href(row["failed"], compactor=row["compactor"] or "", status="fail"),
+            "passed": lambda row: filter_href(row["passed"], compactor=row["compactor"] or "", status="pass")}
+
+
+def _streak_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"failing_pairs": lambda row: filter_href(row["failing_pairs"], compactor=row["compactor"] or "",
+                                                     check=row["check"], status="fail")}
+
+
+def _operator_links(pages: PairPages | None) -> dict[str, Link] | None:
+    if pages is None:
+        return None
+    return {"survived": lambda row: filter_href(None, operator=row["operator"])}

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
+from frayproof_audit.corpus.blame import Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.wilson import wilson
 from frayproof_audit.mutate.operators import OPERATORS
 
@@ -26,15 +27,17 @@ def _count(condition: pl.Expr, name: str) -> pl.Expr:
     return condition.sum().cast(pl.Int64).alias(name)
 
 
-def nights_table(pairs: pl.LazyFrame) -> pl.LazyFrame:
-    """Per `log_date`: pairs by status and the failure rate of the pairs checked."""
+def nights_table(pairs: pl.LazyFrame, blame: Blame) -> pl.LazyFrame:
+    """Per `log_date`: pairs by status (failures under `blame`, `corpus.blame`) and the failure
+    rate of the pairs checked."""
     status = pl.col("status")
     return (
         pairs.group_by("log_date")
         .agg(pl.len().cast(pl.Int64).alias("pairs"), _count(status == "pass", "passed"),
-             _count(status == "fail", "failed"), _count(status == "input_error", "input_errors"),
+             _count(failure_expr(blame), "failed"), _count(inherited_expr(blame), "inherited"),
+             _count(status == "input_error", "input_errors"),
              _count(status == "engine_error", "engine_errors"))
-        .with_columns((pl.col("passed") + pl.col("failed")).alias("checked"))
+        .with_columns((pl.col("passed") + pl.col("failed") + pl.col("inherited")).alias("checked"))
         .with_columns(_rate("failed", "checked", "failure_rate"))
         .sort("log_date")
     )
@@ -45,25 +48,27 @@ def _checked(pairs: pl.LazyFrame) -> pl.LazyFrame:
             .select(pl.len().cast(pl.Int64).alias("checked")))
 
 
-def _finding_counts(findings: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+def _finding_counts(findings: pl.LazyFrame, keys: list[str], blame: Blame) -> pl.LazyFrame:
     pair = pl.struct("run_id", "pair_id")
+    failing = (pl.col("severity") == "error") & counted_findings(blame)
     return findings.group_by(keys).agg(
         pl.len().cast(pl.Int64).alias("findings"),
         _count(pl.col("severity") == "error", "errors"),
         _count(pl.col("severity") == "warning", "warnings"),
-        pair.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64).alias("failing_pairs"),
+        pair.filter(failing).n_unique().cast(pl.Int64).alias("failing_pairs"),
     )
 
 
-def check_table(pairs: pl.LazyFrame, findings: pl.LazyFrame) -> pl.LazyFrame:
-    """Per check: findings, errors, warnings, failing pairs, pairs checked, failure rate."""
-    return (_finding_counts(findings, ["check"]).join(_checked(pairs), how="cross")
+def check_table(pairs: pl.LazyFrame, findings: pl.LazyFrame, blame: Blame) -> pl.LazyFrame:
+    """Per check: findings, errors, warnings, failing pairs (by errors `blame` counts), pairs
+    checked, failure rate."""
+    return (_finding_counts(findings, ["check"], blame).join(_checked(pairs), how="cross")
             .with_columns(_rate("failing_pairs", "checked", "failure_rate")))
 
 
-def code_table(pairs: pl.LazyFrame, findings: pl.LazyFrame) -> pl.LazyFrame:
+def code_table(pairs: pl.LazyFrame, findings: pl.LazyFrame, blame: Blame) -> pl.LazyFrame:
     """As `check_table`, per check and condition code, the most failing first."""
-    return (_finding_counts(findings, ["check", "code"]).join(_checked(pairs), how="cross")
+    return (_finding_counts(findings, ["check", "code"], blame).join(_checked(pairs), how="cross")
             .with_columns(_rate("failing_pairs", "checked", "failure_rate"))
             .sort(["failing_pairs", "findings", "check", "code"], descending=[True, True, False, False],
                   nulls_last=True))
@@ -85,14 +90,16 @@ def with_zero_checks(checks: pl.DataFrame, active: list[str], checked: int) -> p
     return checks.with_columns(position.alias("_o")).sort("_o").drop("_o")
 
 
-def compactor_table(pairs: pl.LazyFrame, mutants: pl.LazyFrame) -> pl.LazyFrame:
-    """Per compactor: pairs by status, failure rate, mutants judged and survival rate."""
+def compactor_table(pairs: pl.LazyFrame, mutants: pl.LazyFrame, blame: Blame) -> pl.LazyFrame:
+    """Per compactor: pairs by status (failures under `blame`), failure rate, mutants judged and
+    survival rate."""
     status = pl.col("status")
     by_pairs = (
         pairs.group_by("compactor")
         .agg(pl.len().cast(pl.Int64).alias("pairs"), _count(status == "pass", "passed"),
-             _count(status == "fail", "failed"), _count(status == "input_error", "input_errors"))
-        .with_columns((pl.col("passed") + pl.col("failed")).alias("checked"))
+             _count(failure_expr(blame), "failed"), _count(inherited_expr(blame), "inherited"),
+             _count(status == "input_error", "input_errors"))
+        .with_columns((pl.col("passed") + pl.col("failed") + pl.col("inherited")).alias("checked"))
         .with_columns(_rate("failed", "checked", "failure_rate"))
     )
     by_mutants = (

@@ -9,6 +9,7 @@ from datetime import date
 
 import polars as pl
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, failure_expr
 from frayproof_audit.mutate.operators import get_operator
 
 DETAIL_CAP = 15
@@ -61,11 +62,12 @@ def _where(snapshot: str, index: int | None, call_id: str | None, pin: str | Non
 
 
 def worst_pairs(pairs: pl.LazyFrame, findings: pl.LazyFrame, mutants: pl.LazyFrame, kind: str,
-           cap: int) -> tuple[tuple[PairDetail, ...], int]:
-    """The failing pairs with the most errors (`fail`), or the passing pairs with the most
-    surviving mutants (`blind`), with their findings and survivors."""
+           cap: int, blame: Blame = DEFAULT_BLAME) -> tuple[tuple[PairDetail, ...], int]:
+    """The failing pairs (failures under `blame`, `corpus.blame`) with the most errors (`fail`),
+    or the passing pairs with the most surviving mutants (`blind`), with their findings (all of
+    them, inherited ones included) and survivors."""
     if kind == "fail":
-        chosen = pairs.filter(pl.col("status") == "fail")
+        chosen = pairs.filter(failure_expr(blame))
         order = ["errors", "warnings", "log_date", "pair_id"]
     else:
         chosen = pairs.filter(pl.col("mutants_survived") > 0)

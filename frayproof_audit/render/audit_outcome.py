@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from frayproof_audit.blame import INHERITED
 from frayproof_audit.checks import CHECKS
 from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.render.ci import (
@@ -55,16 +56,19 @@ def _violation(row: FindingRow) -> Violation:
 
 def _finding_item(row: FindingRow) -> Item:
     violation = _violation(row)
+    inherited = row.origin == INHERITED
     label = (f"{row.snapshot}[{row.message_index}]" if row.message_index is not None
              else row.snapshot)
     return Item(
         rule=row.code or row.check,
         level="warning" if row.severity == "warning" else "error",
-        message=f"{violation_text(violation, label)} in pair {row.record.pair_id}",
+        message=f"{violation_text(violation, label)} in pair {row.record.pair_id}"
+        + (" (inherited: its before already had it)" if inherited else ""),
         place=_place(row.record, label),
         identity=("finding", row.code or row.check, row.record.pair_id, label,
                   row.tool_call_id or "", row.pin or "", row.rule or ""),
-        properties=_record_properties(row.record) | {"check": row.check},
+        properties=_record_properties(row.record) | {"check": row.check}
+        | ({"origin": INHERITED} if inherited else {}),
     )
 
 

@@ -10,13 +10,18 @@
 a contract can hold on the pairs the user trusts, proposes the strongest form each of them
 passes at `min_support`, and reports each rule's support, its bite (other pairs it fails,
 mutants it newly catches) and why. docs/suggest.md describes every rule.
+
+`suggest_logs(LogInputs(paths, ...), config)` is what `frayproof-audit suggest` runs: the logs
+read as `audit` reads them (Parquet, zstd, field maps, agents' own session files), every
+input error named (`LogSuggestion`). It is imported on first use: it needs pyarrow.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from frayproof_audit.lazy_exports import lazy_exports
 from frayproof_audit.suggest.config import SuggestConfig, SuggestError
 from frayproof_audit.suggest.pairs import Pair, Unusable, held_out, log_day, record_key
 from frayproof_audit.suggest.reading import PairFiles, ReadProblem, read_pairs
@@ -33,6 +38,18 @@ from frayproof_audit.suggest.result import (
 )
 from frayproof_audit.suggest.run import run_suggest
 from frayproof_audit.suggest.selector import GoodSelector, parse_good
+
+if TYPE_CHECKING:
+    from frayproof_audit.corpus.inputs.pair_records import InputProblem
+    from frayproof_audit.suggest.logs import LogInputs, LogSuggestion, suggest_logs
+
+_LAZY = {
+    "InputProblem": "frayproof_audit.corpus.inputs.pair_records",
+    "LogInputs": "frayproof_audit.suggest.logs",
+    "LogSuggestion": "frayproof_audit.suggest.logs",
+    "suggest_logs": "frayproof_audit.suggest.logs",
+}
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 _DEFAULTS = SuggestConfig()
 
@@ -66,6 +83,9 @@ __all__ = [
     "Counts",
     "Difference",
     "GoodSelector",
+    "InputProblem",
+    "LogInputs",
+    "LogSuggestion",
     "MutationScore",
     "OperatorScore",
     "Pair",
@@ -84,4 +104,5 @@ __all__ = [
     "record_key",
     "run_suggest",
     "suggest",
+    "suggest_logs",
 ]

@@ -40,7 +40,7 @@ from frayproof_audit.suggest.judge import Judge
 from frayproof_audit.suggest.mutation import first_catchers, mutate, sample, score
 from frayproof_audit.suggest.pairs import Pair, held_out, prepare
 from frayproof_audit.suggest.result import Alternative, Counts, RuleResult, Share, Suggestion, within_promise
-from frayproof_audit.suggest.selector import parse_good
+from frayproof_audit.suggest.selector import GoodSelector, parse_good
 from frayproof_audit.suggest.settings import Setting
 from frayproof_audit.suggest.texts import TextCandidate, needed, pin_name, text_candidates
 from frayproof_audit.suggest.writer import contract_text, header
@@ -52,14 +52,7 @@ def run_suggest(records: Iterable[Any], config: SuggestConfig) -> Suggestion:
     Raises `SuggestError` (an `InputError`) for a bad selector or contract to compare with,
     unknown operators, or when no good pair is left to learn from.
     """
-    selector = parse_good(config.good)
-    current, current_label = _current(config.compare_with)
-    if config.operators is not None:
-        known = operator_names()
-        unknown = [name for name in config.operators if name not in known]
-        if unknown:
-            raise SuggestError(f"operators: unknown operator(s) {', '.join(unknown)} "
-                               f"(known: {', '.join(known)})")
+    selector, (current, current_label) = check_options(config)
     records = list(records)
     pairs, unusable = prepare(records, config.input_format)
     judge = Judge(config.input_format)
@@ -102,6 +95,21 @@ def run_suggest(records: Iterable[Any], config: SuggestConfig) -> Suggestion:
         raise AssertionError("the written contract does not mean the contract that was measured")
     return Suggestion(config, text, contract, tuple(rules), counts, tuple(unusable), learned, held_share,
                       other_share, by_compactor, mutation, comparison)
+
+
+def check_options(config: SuggestConfig) -> tuple[GoodSelector, tuple[Contract | None, str]]:
+    """The good selector and the contract to compare with (and its label), read, and the
+    operators checked: what `run_suggest` refuses before it reads a pair, so a caller with
+    logs to read can refuse them before reading them."""
+    selector = parse_good(config.good)
+    current = _current(config.compare_with)
+    if config.operators is not None:
+        known = operator_names()
+        unknown = [name for name in config.operators if name not in known]
+        if unknown:
+            raise SuggestError(f"operators: unknown operator(s) {', '.join(unknown)} "
+                               f"(known: {', '.join(known)})")
+    return selector, current
 
 
 def _current(value: Any) -> tuple[Contract | None, str]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.dataset.selection import short
 from frayproof_audit.corpus.dataset.text_table import cell, text_table
 from frayproof_audit.trends.series import Trend, as_text
@@ -63,6 +64,7 @@ def to_dict(trend: Trend, gate: GateResult | None = None) -> dict[str, Any]:
         "per": trend.per,
         "period": trend.period,
         "baseline": trend.baseline,
+        "blame": str(trend.blame),
         "filters": trend.selection.describe() or None,
         "contract": trend.contract,
         "contracts": list(trend.chosen.contracts) if trend.chosen else [],
@@ -96,6 +98,7 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
         + (f" ({trend.selection.describe()})" if trend.selection.describe() else ""),
         *(trend.chosen.notes() if trend.chosen else ()),
         f"Baseline: median of the previous {trend.baseline} {unit}s; change in points against it.",
+        *blame_line(trend.blame, int(trend.totals["inherited_failures"].sum() or 0)),
     ]
     for period, keys in trend.changes:
         head.append(f"Contract changed on {as_text(period)} ({_label(trend, period)} below): now"
@@ -106,8 +109,8 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     blocks = [
         "\n".join(head),
         f"Pairs per {unit}\n" + text_table(trend.totals.select(
-            trend.period, "pairs", "passed", "failed", "input_errors", "engine_errors",
-            "mutation_score"), percent=("mutation_score",)),
+            trend.period, "pairs", "passed", "failed", "inherited_failures", "input_errors",
+            "engine_errors", "mutation_score"), percent=("mutation_score",)),
         "Failure rate per check\n" + _grid(trend, trend.checks, ["check"]),
         "Failure rate per condition code (codes that failed at least once)\n"
         + _grid(trend, codes, ["check", "code"]),
@@ -123,6 +126,17 @@ def to_text(trend: Trend, gate: GateResult | None = None) -> str:
     if gate is not None:
         blocks.append(gate.to_text())
     return "\n\n".join(blocks)
+
+
+def blame_line(blame: Blame, inherited: int) -> list[str]:
+    """What `--blame` changed, in one line (none when it changed nothing)."""
+    if blame is Blame.ALL:
+        return ["Blame all: every failing pair and error counts, inherited from before or not."]
+    if not inherited:
+        return []
+    return [f"Blame introduced: only errors the compactor introduced count; {inherited:,} failing"
+            " pair(s) whose every error their before already held are inherited_failures"
+            " (--blame all counts them)."]
 
 
 def _grid(trend: Trend, frame: pl.DataFrame, keys: list[str]) -> str:

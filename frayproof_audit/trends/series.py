@@ -18,6 +18,10 @@ Baseline. For each series, the median of its rates in the `baseline` most recent
 periods that have a rate (periods where it had nothing to judge are skipped), with their
 minimum and maximum as the band charts draw. The first period has none.
 
+Blame. Which failing pairs and findings count is `corpus.blame`'s (`TrendConfig.blame`): by
+default only errors the compactor introduced make a pair, a check or a code fail, so a
+compactor that keeps a before's defect verbatim is never on a streak for it.
+
 Contracts. Which runs count is `selection.choose_runs`'s: by default those of the newest
 contract. With `--contract all` the runs of several contracts can follow one another: the
 period where the contract changes is marked (`Trend.changes`), and baselines start again
@@ -35,6 +39,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.selection import (
     Chosen,
     RunInfo,
@@ -62,9 +67,12 @@ OPERATOR_COLUMNS = ("operator", "pairs", "applicable", "caught", "survived", *ME
 CHECK_COLUMNS = ("check", "pairs_checked", "failing_pairs", *METRIC_COLUMNS)
 CODE_COLUMNS = ("check", "code", "pairs_checked", "failing_pairs", *METRIC_COLUMNS)
 TOTAL_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "mutants_caught",
-                 "mutants_survived", "mutation_score", "contract")
+                 "mutants_survived", "mutation_score", "contract", "inherited_failures")
 """`contract`: the contract key of the period's runs (several, comma-separated, when runs of
-different contracts share a night under `--contract all`)."""
+different contracts share a night under `--contract all`). `failed` counts the failures under
+`blame` (`corpus.blame`), `inherited_failures` the failing pairs it does not count (every error
+already in before; 0 under `--blame all`)."""
+_COUNT_COLUMNS = tuple(name for name in TOTAL_COLUMNS if name not in ("mutation_score", "contract"))
 STREAK_COLUMNS = ("compactor", "check", "first_failed", "since", "streak", "last_failed",
                   "periods_failed", "periods_audited", "failing_pairs")
 
@@ -85,6 +93,11 @@ class TrendConfig:
     selection: Selection = field(default_factory=Selection)
     per: Per = "night"
     baseline: int = DEFAULT_BASELINE
+    where: tuple[str, str | None] | None = None
+    """Only the pairs whose column (first) holds the value (second; None: null), with their
+    findings and mutants: one slice of the trend (`gate.find_sliced_regressions`)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings count (`corpus.blame`)."""
 
     def __post_init__(self) -> None:
         if self.per not in PER:
@@ -133,6 +146,8 @@ class Trend:
     changes: tuple[tuple[Any, tuple[str, ...]], ...] = ()
     """Each period (after the first) judged by other contracts than the period before it, with
     its contract keys: where baselines start again."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings were counted (`corpus.blame`)."""
 
     @property
     def first_of_contract(self) -> bool:
@@ -168,12 +183,21 @@ def compute_trend(config: TrendConfig) -> Trend:
             conditions[name] = tuple(dict.fromkeys((*conditions.get(name, ()), *codes)))
     dated = pl.col("logged_at").is_not_null() if config.per == "night" else pl.lit(True)
     pairs = selection.apply(read_table(config.out, "pairs")).select(
-        "run_id", "pair_id", "compactor", "status", "log_date", dated.alias("_dated"))
+        "run_id", "pair_id", "compactor", "status", "introduced_errors", "log_date",
+        dated.alias("_dated"))
     errors = selection.apply(read_table(config.out, "findings")).filter(
-        (pl.col("severity") == "error") & dated).select(
+        (pl.col("severity") == "error") & counted_findings(config.blame) & dated).select(
         "run_id", "pair_id", "compactor", "check", "code", "log_date")
     mutants = selection.apply(read_table(config.out, "mutants")).filter(dated).select(
         "run_id", "pair_id", "operator", "status", "log_date")
+    if config.where is not None:
+        column, value = config.where
+        sliced = pl.col(column).is_null() if value is None else pl.col(column) == value
+        members = selection.apply(read_table(config.out, "pairs")).filter(sliced).select(
+            "run_id", "pair_id")
+        pairs = pairs.join(members, on=["run_id", "pair_id"], how="semi")
+        errors = errors.join(members, on=["run_id", "pair_id"], how="semi")
+        mutants = mutants.join(members, on=["run_id", "pair_id"], how="semi")
     everything, errors_df, mutants_df = pl.collect_all([pairs, errors, mutants])
     pairs_df = everything.filter("_dated").drop("_dated")
     periods = _periods(pairs_df, period, runs)
@@ -196,7 +220,7 @@ def compute_trend(config: TrendConfig) -> Trend:
         runs=tuple(run.run_id for run in runs),
         contract=chosen.contract,
         undated=everything.height - pairs_df.height,
-        totals=_totals(pairs_df, mutants_df, period, order),
+        totals=_totals(pairs_df, mutants_df, period, order, config.blame),
         operators=_operators(mutants_df, period, order, config.baseline),
         checks=_failures(checked, errors_df, period, order, ["check"],
                          [(name,) for name in conditions], config.baseline),
@@ -206,6 +230,7 @@ def compute_trend(config: TrendConfig) -> Trend:
         streaks=_streaks(checked, errors_df, period, order),
         chosen=chosen,
         changes=changes,
+        blame=config.blame,
     )
 
 
@@ -241,13 +266,16 @@ def _periods(pairs: pl.DataFrame, period: str, runs: list[RunInfo]) -> tuple[Any
     return tuple(sorted(present))
 
 
-def _totals(pairs: pl.DataFrame, mutants: pl.DataFrame, period: str, order: pl.DataFrame) -> pl.DataFrame:
+def _totals(pairs: pl.DataFrame, mutants: pl.DataFrame, period: str, order: pl.DataFrame,
+            blame: Blame) -> pl.DataFrame:
     status = pl.col("status")
     counts = pairs.group_by(period).agg(
         pl.len().cast(pl.Int64).alias("pairs"),
-        *((status == value).sum().cast(pl.Int64).alias(name) for name, value in (
-            ("passed", PairStatus.PASS), ("failed", PairStatus.FAIL),
-            ("input_errors", PairStatus.INPUT_ERROR), ("engine_errors", PairStatus.ENGINE_ERROR))),
+        *(expr.sum().cast(pl.Int64).alias(name) for name, expr in (
+            ("passed", status == PairStatus.PASS), ("failed", failure_expr(blame)),
+            ("input_errors", status == PairStatus.INPUT_ERROR),
+            ("engine_errors", status == PairStatus.ENGINE_ERROR),
+            ("inherited_failures", inherited_expr(blame)))),
     )
     scored = mutants.group_by(period).agg(
         (status == "caught").sum().cast(pl.Int64).alias("mutants_caught"),
@@ -257,7 +285,7 @@ def _totals(pairs: pl.DataFrame, mutants: pl.DataFrame, period: str, order: pl.D
     return (
         order.join(counts, on=period, how="left")
         .join(scored, on=period, how="left")
-        .with_columns(pl.col(*TOTAL_COLUMNS[:-2]).fill_null(0))
+        .with_columns(pl.col(*_COUNT_COLUMNS).fill_null(0))
         .with_columns(pl.when(judged > 0).then(pl.col("mutants_caught") / judged).alias("mutation_score"))
         .sort("_order").select(period, *TOTAL_COLUMNS)
     )

@@ -57,6 +57,8 @@ class FindingRow:
     pin: str | None
     rule: str | None
     message: str
+    origin: str | None = None
+    """`findings.origin`: `introduced`, `inherited`, or None (a run written before blame)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ def run_details(out: str | os.PathLike[str], run_id: str, limit: int) -> RunDeta
                                         "input_error", "engine_error"])
     findings = _read(out, "findings", run_id, ["pair_id", "check", "code", "severity", "snapshot",
                                               "message_index", "tool_call_id", "pin", "rule",
-                                              "message"])
+                                              "message", "origin"])
     mutants = _read(out, "mutants", run_id, ["pair_id", "operator", "description", "message_index",
                                             "sites", "status", "reason"])
     records = _Records(pairs)
@@ -138,7 +140,8 @@ def run_details(out: str | os.PathLike[str], run_id: str, limit: int) -> RunDeta
 
     finding_rows = [
         FindingRow(records.get(row), row["check"], row["code"], row["severity"], row["snapshot"],
-                   row["message_index"], row["tool_call_id"], row["pin"], row["rule"], row["message"])
+                   row["message_index"], row["tool_call_id"], row["pin"], row["rule"], row["message"],
+                   row.get("origin"))
         for table in chosen for row in table.to_pylist()
     ][:limit]
     survivor_rows = [

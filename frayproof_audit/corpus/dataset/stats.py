@@ -10,6 +10,12 @@ every group where a mutant was judged (`all_groups`: in every group of the `by` 
 the selected pairs, placeholders included). Which runs count is `selection.choose_runs`'s: by
 default the newest contract's, failed runs left out, and the output says what it left out.
 
+Which failing pairs count is `corpus.blame`'s (`--blame`): by default a pair fails only when its
+compactor introduced an error (`failed`), and a check or code fails a pair (`failing_pairs`,
+its failure rate) only by an introduced error; failing pairs whose every error before already
+held are `inherited_failures`, checked but neither passed nor failed. `findings`, `errors` and
+`warnings` count every finding, inherited or not.
+
 Rates and intervals are those of `trend` and the report (docs/trends.md, "How the numbers are
 computed"): a check's failure rate is over the pairs checked, with its Wilson interval over
 them; an operator's survival rate is over the mutants judged, with its interval over the
@@ -31,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.selection import (
     Chosen,
     Selection,
@@ -50,7 +57,8 @@ if TYPE_CHECKING:
     from frayproof_audit.contract import Contract
 
 BY = STATS_BY
-PAIR_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "failure_rate")
+PAIR_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "failure_rate",
+                "inherited_failures")
 CHECK_COLUMNS = (
     "check", "findings", "errors", "warnings", "pairs_affected", "failing_pairs",
     "pairs_checked", "failure_rate", "passing_pairs", "input_errors", "failure_low", "failure_high",
@@ -79,7 +87,8 @@ class Stats:
     runs: int
     """Committed runs with rows in the selection."""
     pairs: pl.DataFrame
-    """Per group: pairs, passed, failed, input_errors, engine_errors, failure_rate."""
+    """Per group: pairs, passed, failed, input_errors, engine_errors, failure_rate,
+    inherited_failures."""
     checks: pl.DataFrame
     codes: pl.DataFrame
     """Like `checks`, one row per check and condition code (null for schema-1 findings)."""
@@ -90,6 +99,8 @@ class Stats:
     selection: Selection = field(default_factory=Selection)
     chosen: Chosen | None = None
     """The runs counted and those left out (contracts, failed runs), for the header."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs and findings count (`corpus.blame`)."""
 
     def tidy(self) -> pl.DataFrame:
         """All tables in one long frame, for CSV and Parquet: a `table` column says which, `name`
@@ -110,6 +121,7 @@ class Stats:
         return {
             "by": list(self.by),
             "runs": self.runs,
+            "blame": str(self.blame),
             "contract": self.contract,
             "contracts": list(self.chosen.contracts) if self.chosen else [],
             "left_out": self.chosen.to_dict() if self.chosen else [],
@@ -133,6 +145,7 @@ class Stats:
         if self.selection.describe_rows():
             head += f" ({self.selection.describe_rows()})"
         notes = list(self.chosen.notes()) if self.chosen else []
+        notes += _blame_note(self.blame, int(self.pairs["inherited_failures"].sum() or 0))
         return "\n".join([
             head,
             *notes,
@@ -166,6 +179,16 @@ class Stats:
         return lines
 
 
+def _blame_note(blame: Blame, inherited: int) -> list[str]:
+    """What `--blame` changed, in one line (none when it changed nothing)."""
+    if blame is Blame.ALL:
+        return ["Blame all: every failing pair counts, inherited errors included (frayproof's reading)."]
+    if not inherited:
+        return []
+    return [f"Blame introduced: {inherited:,} failing pair(s) whose every error their before already"
+            " held are inherited_failures, not failures (--blame all counts them)."]
+
+
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.isoformat() if isinstance(v, date) else v) for k, v in row.items()}
 
@@ -183,11 +206,13 @@ def compute_stats(
     by: str | Sequence[str] | None = None,
     selection: Selection | None = None,
     all_groups: bool = False,
+    blame: Blame = DEFAULT_BLAME,
 ) -> Stats:
     """Pairs, per-check, per-code and per-operator tables over the committed runs in `out` that
     `selection` keeps (`selection.choose_runs`), grouped by every key in `by` at once
     (`("compactor", "log_date")`). The check, code and operator tables hold the groups that had
-    something to judge (`all_groups`: every group, placeholders included).
+    something to judge (`all_groups`: every group, placeholders included). `blame` says which
+    failing pairs and findings count (`corpus.blame`).
 
     Raises `StatsError` for an unknown key, `MixedContracts` when runs named with `--run` mix
     contracts and no `--contract` was given, `DatasetError` when OUT is not a dataset.
@@ -214,21 +239,25 @@ def compute_stats(
                 active_codes += [code for code in its_codes if code not in active_codes]
     scope = ["run_id"] if per_run else []
     pairs = selection.apply(read_table(out, "pairs"))
-    findings = selection.apply(read_table(out, "findings"))
+    findings = selection.apply(read_table(out, "findings")).with_columns(
+        counted_findings(blame).alias("_counted"))
     mutants = selection.apply(read_table(out, "mutants"))
     group: list[str | pl.Expr] = [*keys] if keys else [pl.lit(0).alias("_all")]
     status = pl.col("status")
     counts = pairs.group_by(group).agg(
         pl.len().cast(pl.Int64).alias("pairs"),
-        *((status == value).sum().cast(pl.Int64).alias(name) for name, value in (
-            ("passed", PairStatus.PASS), ("failed", PairStatus.FAIL),
-            ("input_errors", PairStatus.INPUT_ERROR), ("engine_errors", PairStatus.ENGINE_ERROR))),
-    )
-    checked = pl.col("passed") + pl.col("failed")
+        *(expr.sum().cast(pl.Int64).alias(name) for name, expr in (
+            ("passed", status == PairStatus.PASS), ("failed", failure_expr(blame)),
+            ("inherited_failures", inherited_expr(blame)),
+            ("input_errors", status == PairStatus.INPUT_ERROR),
+            ("engine_errors", status == PairStatus.ENGINE_ERROR))),
+    ).with_columns((pl.col("passed") + pl.col("failed") + pl.col("inherited_failures"))
+                   .alias("checked"))
+    checked = pl.col("checked")
     pair_table = (counts.with_columns(pl.when(checked > 0).then(pl.col("failed") / checked)
                                       .alias("failure_rate"))
                   .sort(keys or "_all", nulls_last=True).select(*keys, *PAIR_COLUMNS))
-    groups = counts.select(*(keys or ["_all"]), "passed", "failed", "input_errors", "engine_errors")
+    groups = counts.select(*(keys or ["_all"]), "checked", "input_errors", "engine_errors")
     checks = _finding_stats(findings, groups, keys, scope, ["check"], active)
     codes = _finding_stats(findings, groups, keys, scope, ["check", "code"], active_codes)
     operators = _operator_stats(mutants, groups, keys)
@@ -239,7 +268,7 @@ def compute_stats(
     frames = pl.collect_all([pair_table, checks.select(*keys, *CHECK_COLUMNS),
                              codes.select(*keys, *CODE_COLUMNS), operators])
     return Stats(tuple(keys), len(runs), frames[0], frames[1], frames[2], frames[3],
-                 chosen.contract, asked, chosen)
+                 chosen.contract, asked, chosen, blame)
 
 
 def _names(contract: Contract | None) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -264,7 +293,8 @@ def _finding_stats(
         (pl.col("severity") == "error").sum().cast(pl.Int64).alias("errors"),
         (pl.col("severity") == "warning").sum().cast(pl.Int64).alias("warnings"),
         pair_key.n_unique().cast(pl.Int64).alias("pairs_affected"),
-        pair_key.filter(pl.col("severity") == "error").n_unique().cast(pl.Int64).alias("failing_pairs"),
+        pair_key.filter((pl.col("severity") == "error") & pl.col("_counted")).n_unique()
+        .cast(pl.Int64).alias("failing_pairs"),
     )
     named = [*scope, *names]
     known = pl.DataFrame(active, schema={n: pl.String for n in named}, orient="row").lazy()
@@ -279,7 +309,7 @@ def _finding_stats(
         (groups.join(every, on=scope) if scope else groups.join(every, how="cross"))
         .join(grouped, on=[*group_keys, *names], how="left", nulls_equal=True)
         .with_columns(pl.col(*counted).fill_null(0))
-        .with_columns((pl.col("passed") + pl.col("failed")).alias("pairs_checked"))
+        .with_columns(pl.col("checked").alias("pairs_checked"))
         .with_columns(
             pl.when(pl.col("pairs_checked") > 0)
             .then(pl.col("failing_pairs") / pl.col("pairs_checked")).alias("failure_rate"),

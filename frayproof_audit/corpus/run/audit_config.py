@@ -11,9 +11,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
+from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.source_choice import AUTO, PAIRS, check_source
+from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
 
@@ -54,6 +56,21 @@ class RunOptions:
     shard_bytes: int = DEFAULT_SHARD_BYTES
     fail_on: tuple[str, ...] = ("failures",)
     max_failure_rate: float | None = None
+    """The whole run's failed / checked pairs may not exceed this (None: any failure fails,
+    unless `failure_rate_gates` are given)."""
+    failure_rate_gates: tuple[FailureRateGate, ...] = ()
+    """Per-check and per-compactor failure-rate gates (`rate_gates`); with any of them (or
+    `max_failure_rate`), rates decide and a failing pair alone no longer fails the run."""
+    min_pairs: int = DEFAULT_MIN_PAIRS
+    """Checked pairs a compactor needs before its own gate judges it."""
+    strict_min_pairs: bool = False
+    """A compactor gate with fewer than `min_pairs` pairs fails the run instead of not judging."""
+    baseline_findings: str | None = None
+    """A known-issue baseline file (`baseline_file`): the error findings it lists (pair id ×
+    condition code) are stored and counted, but fail no gate."""
+    blame: str = DEFAULT_BLAME
+    """Which failing pairs the failure gates count (`corpus.blame`): `introduced`, those whose
+    compactor introduced an error, or `all`, frayproof's reading."""
     argv: tuple[str, ...] = ()
     max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE
     """Input errors / records above this fail the run (None: never; `fail_on` input-errors: any)."""
@@ -112,6 +129,16 @@ class AuditConfig(RunOptions):
         rate = self.max_failure_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-failure-rate must be between 0 and 1")
+        for rate_gate in self.failure_rate_gates:
+            if not isinstance(rate_gate, FailureRateGate):
+                raise ConfigError("failure_rate_gates holds FailureRateGate values"
+                                  f" (parse_failure_rate('retention=0.05')), not {rate_gate!r}")
+        if type(self.min_pairs) is not int or not 1 <= self.min_pairs <= MAX_COUNT:
+            raise ConfigError(f"--min-pairs must be an integer from 1 to {MAX_COUNT}")
+        if self.baseline_findings is not None and not self.baseline_findings:
+            raise ConfigError("--baseline-findings needs a file name")
+        if self.blame not in BLAMES:
+            raise ConfigError(f"unknown --blame {self.blame!r} (choose {', '.join(BLAMES)})")
         rate = self.max_input_error_rate
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise ConfigError("--max-input-error-rate must be between 0 and 1")
@@ -143,11 +170,14 @@ class AuditConfig(RunOptions):
 
     def options(self) -> dict[str, Any]:
         """The options that shape the result, for the `runs` table (paths and argv excluded)."""
-        skip = {"inputs", "out", "contract", "argv", "fields", "repair_out", "scheduler"}
+        skip = {"inputs", "out", "contract", "argv", "fields", "repair_out", "scheduler",
+                "baseline_findings"}
         found = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         found["fields"] = dict(self.fields.items())
         found["operators"] = list(self.operators) if self.operators is not None else None
         found["fail_on"] = list(self.fail_on)
+        found["failure_rate_gates"] = [gate.spec for gate in self.failure_rate_gates]
+        found["blame"] = str(self.blame)
         return found
 
 

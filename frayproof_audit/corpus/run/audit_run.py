@@ -23,12 +23,14 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from frayproof_audit.contract import Contract, load_contract
+from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.incremental_plan import Incremental, plan_incremental
 from frayproof_audit.corpus.inputs.shard_plan import Shard, Span, plan
 from frayproof_audit.corpus.inputs.source_choice import accepts, choose_sources
 from frayproof_audit.corpus.run.audit_config import AuditConfig, RunOptions
+from frayproof_audit.corpus.run.baseline_file import read_baseline
 from frayproof_audit.corpus.run.executor import (
     CLUSTER_BACKENDS,
     ClusterLost,
@@ -185,6 +187,7 @@ def run_audit(
     run_id = config.run_id or new_run_id(started)
     output_location(config.out, writing=True)  # a bad OUT is refused before anything is read or created
     contract = load_contract(config.contract)
+    accepted = read_baseline(config.baseline_findings) if config.baseline_findings else frozenset()
     if config.mutate:
         _check_mutation(config.operators)
     expanded = expand_inputs(config.inputs, config.out, config.repair_folder,
@@ -219,6 +222,7 @@ def run_audit(
                 staging_dir=stage.worker_folder,
                 max_mutants=config.max_mutants_per_pair,
                 repair_out=config.repair_folder,
+                accepted=accepted,
             )
             collector = _Collector(stage, shards, contract, run_id, progress, clock)
             _execute(shards, settings, executor, collector)
@@ -425,6 +429,11 @@ class _Collector:
             max_input_error_rate=config.max_input_error_rate,
             allow_engine_errors=config.allow_engine_errors,
             notes=notes,
+            failure_rate_gates=config.failure_rate_gates,
+            min_pairs=config.min_pairs,
+            strict_min_pairs=config.strict_min_pairs,
+            baseline_findings=config.baseline_findings,
+            blame=Blame(config.blame),
         )
         return replace(summary, skipped=incremental.skipped) if incremental is not None else summary
 

@@ -42,6 +42,7 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.contract import load_contract
+from frayproof_audit.corpus.blame import DEFAULT_BLAME
 from frayproof_audit.corpus.dataset.selection import run_infos, short
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
@@ -53,6 +54,7 @@ from frayproof_audit.corpus.run.audit_config import (
     check_run_id,
 )
 from frayproof_audit.corpus.run.audit_run import Replay, ReplayMismatch, run_audit
+from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate, parse_failure_rate
 from frayproof_audit.corpus.run.summary import RunSummary
 from frayproof_audit.corpus.store.local_stage import Stage
 from frayproof_audit.corpus.store.object_stage import ObjectStage
@@ -252,6 +254,12 @@ def _replay(config: RejudgeConfig, row: dict[str, Any], target: str) -> RunSumma
         shard_bytes=int(options.get("shard_bytes", DEFAULT_SHARD_BYTES)),
         fail_on=tuple(options.get("fail_on") or ("failures",)),
         max_failure_rate=options.get("max_failure_rate"),
+        failure_rate_gates=tuple(
+            gate for gate in map(parse_failure_rate, options.get("failure_rate_gates") or ())
+            if isinstance(gate, FailureRateGate)),
+        min_pairs=int(options.get("min_pairs", DEFAULT_MIN_PAIRS)),
+        strict_min_pairs=bool(options.get("strict_min_pairs", False)),
+        blame=str(options.get("blame") or DEFAULT_BLAME),
         max_input_error_rate=options.get("max_input_error_rate"),
         allow_engine_errors=bool(options.get("allow_engine_errors", False)),
         max_mutants_per_pair=options.get("max_mutants_per_pair"),

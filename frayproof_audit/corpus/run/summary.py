@@ -11,7 +11,12 @@ Exit codes, decided here only (`RunSummary.exit_code`):
     `--allow-engine-errors`; `--fail-on none` does not cover them;
   * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
   * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
-    failure rate above R;
+    failure rate above R; a failing pair counts only when the compactor introduced an error,
+    unless `--blame all` (`corpus.blame`, the rule every reading of a dataset shares);
+  * `--max-failure-rate CHECK=R` / `compactor:NAME=R` — one check's or one compactor's rate
+    above R (`rate_gates`; given alone they replace "any failure" too), and with
+    `--strict-min-pairs` a compactor too small to judge; a pair whose every counted error
+    finding the `--baseline-findings` file lists counts as failed for none of these gates;
   * `--fail-on survivors` — any surviving mutant;
   * `--fail-on input-errors` — any unreadable record; otherwise the input-error rate
     (input errors / records) above `--max-input-error-rate` (default 0.5) fails the run;
@@ -27,6 +32,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
+from frayproof_audit.corpus.run.rate_gates import (
+    DEFAULT_MIN_PAIRS,
+    FailureRateGate,
+    SliceVerdicts,
+    judge,
+)
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
@@ -141,6 +153,20 @@ class CheckLine:
     """Pairs with any finding of this check."""
     failing_pairs: int
     """Pairs with an error finding of this check."""
+    introduced_failing_pairs: int = 0
+    """Pairs with an error finding of this check the compactor introduced."""
+    gated_pairs: int = 0
+    """Pairs with an error finding of this check the known-issue baseline does not accept."""
+    gated_introduced_pairs: int = 0
+    """Pairs with an introduced error finding of this check the baseline does not accept."""
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs this check fails under `blame`."""
+        return self.failing_pairs if blame is Blame.ALL else self.introduced_failing_pairs
+
+    def gated(self, blame: Blame) -> int:
+        """Pairs this check's gate counts under `blame`: failing, less the baseline's."""
+        return self.gated_pairs if blame is Blame.ALL else self.gated_introduced_pairs
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,10 +176,24 @@ class CompactorLine:
     failed: int
     input_errors: int
     engine_errors: int = 0
+    introduced_failed: int = 0
+    """Failing pairs whose compactor introduced an error."""
+    gated: int = 0
+    """Failing pairs with an error the known-issue baseline does not accept."""
+    gated_introduced: int = 0
+    """Failing pairs with an introduced error the baseline does not accept."""
 
     @property
     def checked(self) -> int:
         return self.pairs - self.input_errors - self.engine_errors
+
+    def failing(self, blame: Blame) -> int:
+        """Pairs of this compactor that count as its failures under `blame`."""
+        return self.failed if blame is Blame.ALL else self.introduced_failed
+
+    def gated_failing(self, blame: Blame) -> int:
+        """Of those, the pairs its gate counts: less the ones the baseline accepts whole."""
+        return self.gated if blame is Blame.ALL else self.gated_introduced
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +313,24 @@ class RunSummary:
     lineages: tuple[LineageLine, ...] = ()
     """Request logs: the first lineages (conversations) and their classification counts."""
     lineages_total: int = 0
+    failure_rate_gates: tuple[FailureRateGate, ...] = ()
+    """Per-check and per-compactor `--max-failure-rate` gates (`rate_gates`)."""
+    min_pairs: int = DEFAULT_MIN_PAIRS
+    strict_min_pairs: bool = False
+    baseline_findings: str | None = None
+    """The known-issue baseline file the gates read (None: none)."""
+    baseline_accepted_findings: int = 0
+    """Error findings the baseline accepts: stored and counted, but failing no gate."""
+    introduced_failures: int | None = None
+    """Failing pairs whose compactor introduced an error (`failed` counts every failing pair;
+    None: not known, every failing pair, as `corpus.blame` reads a row without blame)."""
+    blame: Blame = DEFAULT_BLAME
+    """Which failing pairs the gates count (`--blame`): those with an introduced error, or all."""
+    gated_failures: int | None = None
+    """Failing pairs with an error the baseline does not accept, under `--blame all` (None: no
+    baseline was read, every failing pair)."""
+    gated_introduced_failures: int | None = None
+    """The same under `--blame introduced` (None: every introduced failure)."""
 
     @classmethod
     def from_tally(
@@ -295,15 +353,20 @@ class RunSummary:
         max_input_error_rate: float | None = None,
         allow_engine_errors: bool = False,
         notes: Iterable[str] = (),
+        failure_rate_gates: tuple[FailureRateGate, ...] = (),
+        min_pairs: int = DEFAULT_MIN_PAIRS,
+        strict_min_pairs: bool = False,
+        baseline_findings: str | None = None,
+        blame: Blame = DEFAULT_BLAME,
     ) -> RunSummary:
         """The summary of a run from its merged tally, the top offenders sorted worst first."""
         checks = sorted(
             (CheckLine(name, *row) for name, row in tally.checks.items()),
-            key=lambda c: (-c.failing_pairs, -c.findings, c.check),
+            key=lambda c: (-c.failing(blame), -c.failing_pairs, -c.findings, c.check),
         )
         compactors = sorted(
             (CompactorLine(name or None, *row) for name, row in tally.compactors.items()),
-            key=lambda c: (-c.failed, -c.pairs, c.compactor or ""),
+            key=lambda c: (-c.failing(blame), -c.failed, -c.pairs, c.compactor or ""),
         )
         operators = sorted(
             (OperatorLine(name, *row) for name, row in tally.operators.items()),
@@ -344,6 +407,15 @@ class RunSummary:
                 for name, row in sorted(tally.sources.items(), key=lambda item: (item[0] != PAIRS, item[0]))),
             lineages=tuple(LineageLine(*lineage) for lineage in tally.lineages),
             lineages_total=tally.lineages_total,
+            failure_rate_gates=failure_rate_gates,
+            min_pairs=min_pairs,
+            strict_min_pairs=strict_min_pairs,
+            baseline_findings=baseline_findings,
+            baseline_accepted_findings=tally.baseline_findings,
+            introduced_failures=tally.introduced_failures,
+            blame=blame,
+            gated_failures=tally.gated_failures,
+            gated_introduced_failures=tally.gated_introduced_failures,
         )
 
     @property
@@ -371,13 +443,55 @@ class RunSummary:
         return _rate(self.input_errors, self.pairs)
 
     @property
+    def failures(self) -> int:
+        """Failing pairs that count under `blame` (what the failure gates count)."""
+        if self.blame is Blame.ALL or self.introduced_failures is None:
+            return self.failed
+        return self.introduced_failures
+
+    @property
+    def inherited_failures(self) -> int:
+        """Failing pairs that do not count under `blame`: every error already in before."""
+        return self.failed - self.failures
+
+    @property
     def failure_rate(self) -> float | None:
-        """Failed pairs over pairs that could be checked (input errors excluded)."""
-        return _rate(self.failed, self.passed + self.failed)
+        """Failures (under `blame`) over pairs that could be checked (input errors excluded)."""
+        return _rate(self.failures, self.passed + self.failed)
+
+    @property
+    def gated_failed(self) -> int:
+        """Failures (under `blame`) the gates count: those with a counted error the known-issue
+        baseline does not accept."""
+        gated = self.gated_failures if self.blame is Blame.ALL else self.gated_introduced_failures
+        return self.failures if gated is None else gated
+
+    @property
+    def baseline_accepted_pairs(self) -> int:
+        """Failures (under `blame`) whose every counted error the baseline accepts."""
+        return self.failures - self.gated_failed
+
+    @property
+    def gated_failure_rate(self) -> float | None:
+        """`failure_rate` without the pairs the known-issue baseline accepts whole."""
+        return _rate(self.gated_failed, self.passed + self.failed)
 
     @property
     def mutation_score(self) -> float | None:
         return _rate(self.mutants_caught, self.mutants_caught + self.mutants_survived)
+
+    @property
+    def slice_verdicts(self) -> SliceVerdicts:
+        """The per-check and per-compactor gates' verdicts (`rate_gates.judge`)."""
+        return judge(self.failure_rate_gates, self.checked,
+                     {c.check: c.gated(self.blame) for c in self.checks},
+                     {c.compactor: (c.checked, c.gated_failing(self.blame)) for c in self.compactors},
+                     self.min_pairs, self.strict_min_pairs)
+
+    @property
+    def not_judged(self) -> tuple[str, ...]:
+        """Compactor gates not judged for too few pairs, one line each (none under --fail-on none)."""
+        return () if "none" in self.fail_on else self.slice_verdicts.not_judged
 
     @property
     def gate_failures(self) -> tuple[str, ...]:
@@ -390,14 +504,18 @@ class RunSummary:
             return tuple(found)
         if self.not_audited:
             found.append(f"{len(self.not_audited)} shard(s) could not be audited")
-        rate = self.failure_rate
+        rate = self.gated_failure_rate
+        accepted = (f" ({self.baseline_accepted_pairs:,} more accepted by --baseline-findings)"
+                    if self.baseline_accepted_pairs else "")
         if self.max_failure_rate is not None:
             if rate is not None and rate > self.max_failure_rate:
                 found.append(
                     f"failure rate {rate:.1%} is above --max-failure-rate {self.max_failure_rate:g}"
-                )
-        elif "failures" in self.fail_on and self.failed:
-            found.append(f"{self.failed} pair(s) fail the contract (--fail-on failures)")
+                    + accepted)
+        elif not self.failure_rate_gates and "failures" in self.fail_on and self.gated_failed:
+            found.append(f"{self.gated_failed} pair(s) fail the contract (--fail-on failures)"
+                         + accepted)
+        found.extend(self.slice_verdicts.failures)
         if "survivors" in self.fail_on and self.mutants_survived:
             found.append(f"{self.mutants_survived} mutant(s) survived (--fail-on survivors)")
         if "input-errors" in self.fail_on:
@@ -445,6 +563,10 @@ class RunSummary:
             "pairs": self.pairs,
             "passed": self.passed,
             "failed": self.failed,
+            "introduced_failures": self.introduced_failures,
+            "inherited_failures": (None if self.introduced_failures is None
+                                   else self.failed - self.introduced_failures),
+            "blame": str(self.blame),
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
             "failure_rate": self.failure_rate,
@@ -460,12 +582,15 @@ class RunSummary:
             },
             "checks": [
                 {"check": c.check, "findings": c.findings, "pairs_affected": c.pairs_affected,
-                 "failing_pairs": c.failing_pairs}
+                 "failing_pairs": c.failing(self.blame),
+                 "baseline_accepted_pairs": c.failing(self.blame) - c.gated(self.blame)}
                 for c in self.checks
             ],
             "compactors": [
                 {"compactor": c.compactor, "pairs": c.pairs, "failed": c.failed,
-                 "input_errors": c.input_errors, "engine_errors": c.engine_errors}
+                 "introduced_failed": c.introduced_failed,
+                 "input_errors": c.input_errors, "engine_errors": c.engine_errors,
+                 "baseline_accepted": c.failing(self.blame) - c.gated_failing(self.blame)}
                 for c in self.compactors
             ],
             "operators": [
@@ -487,10 +612,19 @@ class RunSummary:
             "gates": {
                 "fail_on": list(self.fail_on),
                 "max_failure_rate": self.max_failure_rate,
+                "failure_rate_gates": [
+                    {"check": g.check, "compactor": g.compactor, "rate": g.rate, "spec": g.spec}
+                    for g in self.failure_rate_gates],
+                "min_pairs": self.min_pairs,
+                "strict_min_pairs": self.strict_min_pairs,
+                "baseline_findings": self.baseline_findings,
                 "max_input_error_rate": self.max_input_error_rate,
                 "allow_engine_errors": self.allow_engine_errors,
             },
             "gate_failures": list(self.gate_failures),
+            "not_judged": list(self.not_judged),
+            "baseline_accepted": {"findings": self.baseline_accepted_findings,
+                                  "pairs": self.baseline_accepted_pairs},
             "nothing_audited": self.nothing_audited,
             "status": RunStatus.FAILED if self.nothing_audited else RunStatus.OK,
             "exit_code": self.exit_code,
@@ -504,7 +638,10 @@ class RunSummary:
                  f" ({self.shards} shard(s)) → {self.out}"]
         rate = self.failure_rate
         lines.append(
-            f"  pass {self.passed:,} · fail {self.failed:,} · input_error {self.input_errors:,}"
+            f"  pass {self.passed:,} · fail {self.failed:,}"
+            + (f" ({self.inherited_failures:,} only by errors before already held, not counted:"
+               " --blame all counts them)" if self.inherited_failures else "")
+            + f" · input_error {self.input_errors:,}"
             + (f" · engine_error {self.engine_errors:,}" if self.engine_errors else "")
             + (f" · failure rate {rate:.1%}" if rate is not None else "")
         )
@@ -518,8 +655,9 @@ class RunSummary:
             if self.budget_pairs:
                 lines.append(f"  mutation budget: {self.budget_pairs:,} pair(s) over it,"
                              f" {self.budget_sites:,} site(s) sampled out (skipped, reason Budget)")
-        failing = [c for c in self.checks if c.failing_pairs][:TOP]
-        worst = [c for c in self.compactors if c.failed][:TOP]
+        blame = self.blame
+        failing = [c for c in self.checks if c.failing(blame)][:TOP]
+        worst = [c for c in self.compactors if c.failing(blame)][:TOP]
         width = max(
             [len(c.check) for c in failing]
             + [len(c.compactor or "(none)") for c in worst]
@@ -529,13 +667,13 @@ class RunSummary:
         if failing:
             lines.append("Top failing checks (pairs with an error · findings):")
             lines.extend(
-                f"  {c.check:<{width}} {c.failing_pairs:>7,} · {c.findings:,}" for c in failing
+                f"  {c.check:<{width}} {c.failing(blame):>7,} · {c.findings:,}" for c in failing
             )
         if worst:
             lines.append("Top failing compactors (failed / checked):")
             for c in worst:
-                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failed:>7,} / {c.checked:,}"
-                             f" ({c.failed / c.checked:.1%})")
+                lines.append(f"  {c.compactor or '(none)':<{width}} {c.failing(blame):>7,} / {c.checked:,}"
+                             f" ({c.failing(blame) / c.checked:.1%})")
         if self.operators:
             lines.append("Mutation operators (survived / applicable):")
             for o in self.operators:
@@ -570,6 +708,11 @@ class RunSummary:
             for item in self.not_audited:
                 count = f"{item.records:,} record(s)" if item.records is not None else "records"
                 lines.append(f"  {item.shard}: {count} not audited: {item.reason}")
+        if self.baseline_findings is not None:
+            lines.append(f"Baseline ({self.baseline_findings}): {self.baseline_accepted_findings:,}"
+                         f" error finding(s) accepted, {self.baseline_accepted_pairs:,} failing"
+                         " pair(s) accepted whole; the gates do not count them")
+        lines.extend(self.not_judged)
         if self.nothing_audited and self.pairs:
             lines.append(f"The run is committed as failed, so its rows say why: stats, trend and"
                          f" report leave it out (`runs --delete {self.run_id}` removes it).")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from frayproof_audit.corpus.blame import Blame, counts_as_failure
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
@@ -28,6 +29,8 @@ class Tally:
     pairs: int = 0
     passed: int = 0
     failed: int = 0
+    introduced_failures: int = 0
+    """Failing pairs whose compactor introduced an error (`corpus.blame`, `--blame introduced`)."""
     input_errors: int = 0
     engine_errors: int = 0
     mutants_caught: int = 0
@@ -37,11 +40,23 @@ class Tally:
     """Pairs with more mutation sites than the per-pair budget (some sites not judged)."""
     budget_sites: int = 0
     """Mutation sites the budget left unjudged, over all pairs."""
+    baseline_findings: int = 0
+    """Error findings a known-issue baseline accepts (`--baseline-findings`)."""
+    gated_failures: int = 0
+    """Failing pairs with an error finding the baseline does not accept (`--blame all`)."""
+    gated_introduced_failures: int = 0
+    """Failing pairs with an introduced error finding the baseline does not accept (the gates'
+    count under `--blame introduced`)."""
     checks: dict[str, list[int]] = field(default_factory=dict)
-    """check → [findings, pairs_affected, failing_pairs]: findings of the check, pairs with any
-    finding of it, pairs with an error finding of it (the names of `CheckLine` and `stats`)."""
+    """check → [findings, pairs_affected, failing_pairs, introduced_failing_pairs, gated_pairs,
+    gated_introduced_pairs]: findings of the check, pairs with any finding of it, pairs with an
+    error finding of it, pairs with an error finding of it the compactor introduced (the names of
+    `CheckLine` and `stats`), and of each kind of failing pair, those with an error finding of it
+    the known-issue baseline does not accept (what its gates count under `--blame all` and
+    `--blame introduced`)."""
     compactors: dict[str, list[int]] = field(default_factory=dict)
-    """compactor ("" for none) → [pairs, failed, input errors, engine errors]"""
+    """compactor ("" for none) → [pairs, failed, input errors, engine errors, introduced failures,
+    gated failures, gated introduced failures] (gated: an error the baseline does not accept)"""
     operators: dict[str, list[int]] = field(default_factory=dict)
     """operator → [caught, survived, skipped]"""
     samples: list[str] = field(default_factory=list)
@@ -67,15 +82,28 @@ class Tally:
         self.missing_fields.setdefault(name, list(keys))
         self.missing_counts[name] = self.missing_counts.get(name, 0) + 1
 
-    def count_pair(self, status: PairStatus, compactor: str | None) -> None:
+    def count_pair(self, status: PairStatus, compactor: str | None,
+                   introduced_errors: int | None = None,
+                   gated: tuple[bool, bool] | None = None) -> None:
+        """One pair; `gated`: whether a gate counts it under `--blame all` and `introduced`
+        (None: as its status and blame say, no baseline)."""
         self.pairs += 1
-        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0])
+        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0, 0, 0, 0])
         row[0] += 1
         if status is PairStatus.PASS:
             self.passed += 1
         elif status is PairStatus.FAIL:
             self.failed += 1
             row[1] += 1
+            introduced = counts_as_failure(status, introduced_errors, Blame.INTRODUCED)
+            if introduced:
+                self.introduced_failures += 1
+                row[4] += 1
+            gated_all, gated_introduced = (True, introduced) if gated is None else gated
+            self.gated_failures += gated_all
+            self.gated_introduced_failures += gated_introduced
+            row[5] += gated_all
+            row[6] += gated_introduced
         elif status is PairStatus.ENGINE_ERROR:
             self.engine_errors += 1
             row[3] += 1
@@ -109,11 +137,20 @@ class Tally:
         row[1] += records
         row[2] += records
 
-    def count_check(self, check: str, findings: int, errors: int) -> None:
-        row = self.checks.setdefault(check, [0, 0, 0])
+    def count_check(self, check: str, findings: int, errors: int, introduced: int | None = None,
+                    accepted: int = 0, accepted_introduced: int = 0) -> None:
+        """One pair's findings of `check`: how many, how many errors, how many of those the
+        compactor introduced (None: not known, all of them, as `counts_as_failure` reads it),
+        and how many of each the known-issue baseline lists."""
+        row = self.checks.setdefault(check, [0, 0, 0, 0, 0, 0])
         row[0] += findings
         row[1] += 1
         row[2] += 1 if errors else 0
+        counted = errors if introduced is None else introduced
+        row[3] += 1 if counted else 0
+        row[4] += 1 if errors > accepted else 0
+        row[5] += 1 if counted > (accepted if introduced is None else accepted_introduced) else 0
+        self.baseline_findings += accepted
 
     def count_mutant(self, operator: str, status: str) -> None:
         row = self.operators.setdefault(operator, [0, 0, 0])
@@ -145,6 +182,7 @@ class Tally:
         self.pairs += other.pairs
         self.passed += other.passed
         self.failed += other.failed
+        self.introduced_failures += other.introduced_failures
         self.input_errors += other.input_errors
         self.engine_errors += other.engine_errors
         self.mutants_caught += other.mutants_caught
@@ -152,6 +190,9 @@ class Tally:
         self.mutants_skipped += other.mutants_skipped
         self.budget_pairs += other.budget_pairs
         self.budget_sites += other.budget_sites
+        self.baseline_findings += other.baseline_findings
+        self.gated_failures += other.gated_failures
+        self.gated_introduced_failures += other.gated_introduced_failures
         for name, keys in other.missing_fields.items():
             self.missing_fields.setdefault(name, keys)
             self.missing_counts[name] = self.missing_counts.get(name, 0) + other.missing_counts.get(name, 0)

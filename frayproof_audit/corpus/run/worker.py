@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from frayproof_audit.blame import introduced_errors
 from frayproof_audit.contract import Contract
+from frayproof_audit.corpus.blame import Blame, counts_as_failure, counts_finding
 from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.record_fields import (
     FieldReader,
@@ -41,7 +43,7 @@ from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
 from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.corpus.store.staging import stage_shard
-from frayproof_audit.engine import check_loaded
+from frayproof_audit.engine import check_blamed
 from frayproof_audit.errors import InputError
 from frayproof_audit.formats import Format, get_format
 from frayproof_audit.formats.auto import pair_format
@@ -70,6 +72,8 @@ class WorkerSettings:
     """Mutation sites judged per pair at most (None: all)."""
     repair_out: str | None = None
     """Folder for the repaired after snapshots of fully repairable failing pairs (None: none)."""
+    accepted: frozenset[tuple[str, str]] = frozenset()
+    """(pair_id, condition code) error findings a known-issue baseline accepts (`baseline_file`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,10 +268,10 @@ class _Auditor:
         except InputError as exc:  # the record's tools are not tool definitions
             self._input_error(raw, meta, str(exc))
             return
-        report = check_loaded(before, after, contract)
+        report, origins = check_blamed(before, after, contract)
         sizes = (len(before), len(after),
                  *snapshot_sizes(record, record_sizes, paths, (before_list, after_list)))
-        self._checked(raw, meta, report, sizes, before, after, contract, after_list)
+        self._checked(raw, meta, report, origins, sizes, before, after, contract, after_list)
 
     def _base(self, raw: Raw, meta: Meta | None) -> tuple[str, dict[str, Any]]:
         logged_at = meta.logged_at if meta is not None else None
@@ -323,6 +327,7 @@ class _Auditor:
         raw: Raw,
         meta: Meta,
         report: Report,
+        origins: tuple[str, ...],
         sizes: tuple[int, int, int, int],
         before: Loaded,
         after: Loaded,
@@ -331,6 +336,7 @@ class _Auditor:
     ) -> None:
         log_date, base = self._base(raw, meta)
         status = PairStatus.PASS if report.passed else PairStatus.FAIL
+        introduced = introduced_errors(report, origins)
         pair = dict(
             base,
             source=self.shard.file.path,
@@ -340,6 +346,7 @@ class _Auditor:
             status=status,
             errors=report.errors,
             warnings=report.warnings,
+            introduced_errors=introduced,
             messages_before=sizes[0],
             messages_after=sizes[1],
             bytes_before=sizes[2],
@@ -359,17 +366,31 @@ class _Auditor:
             self.repaired.append(fixes.line)
         findings = self.builders["findings"]
         per_check: dict[str, list[int]] = {}
-        for violation, repairable in zip(report.violations, fixes.repairable, strict=True):
-            findings.append(log_date, dict(base, **violation.to_dict(), repairable=repairable))
-            counts = per_check.setdefault(violation.check, [0, 0])
+        accepted = self.settings.accepted
+        for violation, repairable, origin in zip(report.violations, fixes.repairable, origins,
+                                                 strict=True):
+            findings.append(log_date, dict(base, **violation.to_dict(), repairable=repairable,
+                                           origin=origin))
+            counts = per_check.setdefault(violation.check, [0, 0, 0, 0, 0])
             counts[0] += 1
-            counts[1] += violation.severity == "error"
-        for check, (found, errors) in per_check.items():
-            self.tally.count_check(check, found, errors)
+            if violation.severity == "error":
+                counts[1] += 1
+                mine = counts_finding(origin, Blame.INTRODUCED)
+                counts[2] += mine
+                if accepted and (base["pair_id"], violation.code) in accepted:
+                    counts[3] += 1
+                    counts[4] += mine
+        for check, (found, errors, introduced_here, known, known_introduced) in per_check.items():
+            self.tally.count_check(check, found, errors, introduced_here, known, known_introduced)
         if outcome is not None:
             self._mutants(log_date, base, pair, outcome)
         self.builders["pairs"].append(log_date, pair)
-        self.tally.count_pair(status, meta.compactor)
+        # a gate counts the pair when an error of it is one the baseline does not list (of any
+        # origin under --blame all; introduced under --blame introduced)
+        gated_all = any(c[1] > c[3] for c in per_check.values())
+        gated_introduced = (counts_as_failure(status, introduced, Blame.INTRODUCED)
+                            and any(c[2] > c[4] for c in per_check.values()))
+        self.tally.count_pair(status, meta.compactor, introduced, (gated_all, gated_introduced))
 
     def _mutants(self, log_date: str, base: dict[str, Any], pair: dict[str, Any], outcome: Any) -> None:
         mutants = self.builders["mutants"]

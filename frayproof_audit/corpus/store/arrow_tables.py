@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from frayproof_audit.corpus.run.audit_config import AuditConfig
     from frayproof_audit.corpus.run.summary import RunSummary
 
-TABLES_SCHEMA_VERSION = 5
+TABLES_SCHEMA_VERSION = 6
 """Version of the four tables' schemas, written into every file's metadata and `runs.schema_version`."""
 PARTITIONED_TABLES = ("pairs", "findings", "mutants")
 TABLES = ("runs", *PARTITIONED_TABLES)
@@ -80,6 +80,8 @@ PAIRS_SCHEMA = pa.schema([
     _f("tokens_after", pa.int64()),
     _f("classification", pa.string()),
     _f("evidence", pa.string()),
+    # schema 6: error findings the compactor introduced (`blame`; null in older runs)
+    _f("introduced_errors", pa.int32()),
 ])
 
 FINDINGS_SCHEMA = pa.schema([
@@ -96,6 +98,7 @@ FINDINGS_SCHEMA = pa.schema([
     _f("rule", pa.string()),
     _f("message", pa.string(), False),
     _f("repairable", pa.bool_()),  # schema 4: a transcript repair removes this finding
+    _f("origin", pa.string()),  # schema 6: introduced or inherited (`blame`; null in older runs)
 ])
 
 MUTANTS_SCHEMA = pa.schema([
@@ -157,8 +160,8 @@ ADDED_IN: Mapping[str, Mapping[str, int]] = {
              "status": 5, "rejudge_of": 5},
     "pairs": {"logged_at_missing": 2, "engine_error": 3, "source_kind": 5, "fidelity": 5,
               "event": 5, "trigger": 5, "tokens_before": 5, "tokens_after": 5,
-              "classification": 5, "evidence": 5},
-    "findings": {"code": 2, "repairable": 4},
+              "classification": 5, "evidence": 5, "introduced_errors": 6},
+    "findings": {"code": 2, "repairable": 4, "origin": 6},
     "mutants": {},
 }
 """Columns added since schema 1, with the version that added them (docs/tables.md, Changelog):
