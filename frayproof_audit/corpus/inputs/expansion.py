@@ -171,6 +171,22 @@ def _hidden(name: str) -> bool:
     return name.startswith((".", "_"))
 
 
+def _meets_hidden(pattern: list[str], names: list[str]) -> bool:
+    """Whether a wildcard or a walk met a hidden name on the way from a pattern to a match.
+
+    `names` are the match's path parts, aligned with the `pattern` parts it was matched with;
+    parts past the pattern (or past a `**`) were found by a walk. A name spelled out in the
+    pattern is the user's choice, and so is one matched by a part that itself starts with `.`
+    or `_` (`_*.jsonl`), as a shell's `.*` matches dot files."""
+    for index, name in enumerate(names):
+        part = pattern[index] if index < len(pattern) else "*"
+        if part == "**":
+            return any(_hidden(rest) for rest in names[index:])
+        if _hidden(name) and _is_glob(part) and not _hidden(part):
+            return True
+    return False
+
+
 def _hive_values(path: str) -> tuple[tuple[str, str], ...]:
     values: list[tuple[str, str]] = []
     for part in os.path.dirname(path).split(os.sep):
@@ -421,6 +437,7 @@ def _remote_files(given: str, out: str | None, expander: _Expander) -> list[Inpu
     for local folders."""
     fs, root = location.filesystem(given)
     fs.invalidate_cache()
+    named: list[str] = []  # the pattern's parts below `base`: names spelled out are read
     try:
         if _is_glob(root):
             matched = fs.glob(root, detail=True)
@@ -431,10 +448,12 @@ def _remote_files(given: str, out: str | None, expander: _Expander) -> list[Inpu
                 else:
                     infos[path] = info
             base = root[: min(root.find(c) for c in "*?[" if c in root)].rsplit("/", 1)[0]
+            named = root[len(base):].strip("/").split("/")
         elif fs.isdir(root):
             infos, base = fs.find(root, detail=True), root
         elif fs.isfile(root):
             infos, base = {root: fs.info(root)}, root.rsplit("/", 1)[0]
+            named = [root.rsplit("/", 1)[-1]]
         else:
             raise InputFileError(f"input '{given}' does not exist")
     except (OSError, ValueError, NotImplementedError) as exc:
@@ -452,7 +471,7 @@ def _remote_files(given: str, out: str | None, expander: _Expander) -> list[Inpu
     files = []
     for path, info in sorted(infos.items()):
         relative = path[len(base):].strip("/").split("/")
-        if any(_hidden(part) for part in relative) or kind_of(path) is None:
+        if _meets_hidden(named, relative) or kind_of(path) is None:
             continue
         owner = next((d for d in datasets if path.startswith(d)), None)
         if out_path is not None and path.startswith(out_path):
@@ -488,7 +507,8 @@ def _files_of(given: str, expander: _Expander, accepts: Accepts | None = None) -
     elif "**" in given:
         matches = _recursive_glob(given, expander)
     else:
-        matches = _glob(given)
+        parts = given.split(os.sep)
+        matches = [match for match in _glob(given) if not _meets_hidden(parts, match.split(os.sep))]
     if not literal and not matches and len(expander.skipped) == skipped:
         raise InputFileError(f"input '{shown}' matches no files")
     files: list[str] = []
