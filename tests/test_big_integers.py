@@ -107,6 +107,9 @@ def schema_contract(folder: Path, maximum: int, inline: bool = True) -> Path:
     tool = json.loads(json.dumps(TOOL))
     tool["function"]["parameters"]["properties"]["n"]["maximum"] = maximum
     text = (EXAMPLE_CONTRACT.parent / "audit_contract.yaml").read_text(encoding="utf-8")
+    # the call is kept verbatim from before: judged only with `scope: all` (blame's default,
+    # `changed`, leaves the model's own arguments alone)
+    text = text.replace("checks:\n", "checks:\n  tool_arguments:\n    scope: all\n", 1)
     folder.mkdir(parents=True, exist_ok=True)
     if inline:
         text += f"tools:\n  - {json.dumps(tool)}\n"
@@ -118,9 +121,9 @@ def schema_contract(folder: Path, maximum: int, inline: bool = True) -> Path:
     return path
 
 
-def calls_with(value: int) -> bytes:
+def calls_with(value: int, index: int = 0) -> bytes:
     """A passing record whose tool call passes `n: value` (kept in before and after)."""
-    rec = record(0, "keep_all")
+    rec = record(index, "keep_all")
     arguments = json.dumps({"n": value})
     for messages in (rec["before"], rec["after"]):
         messages[2]["tool_calls"][0]["function"]["arguments"] = arguments
@@ -130,10 +133,13 @@ def calls_with(value: int) -> bytes:
 @pytest.mark.parametrize("inline", [True, False], ids=["inline", "tools-file"])
 def test_a_tool_schema_with_a_big_bound_is_audited_and_committed(tmp_path: Path, inline: bool) -> None:
     contract = schema_contract(tmp_path / "c", 10**30, inline)
-    (tmp_path / "in.jsonl").write_bytes(calls_with(10**30) + calls_with(10**30 + 1))
+    (tmp_path / "in.jsonl").write_bytes(calls_with(10**30) + calls_with(10**30 + 1, 1))
     for real, out in ((False, "o"), (True, "o2")):
+        # the bad call is the model's own, kept verbatim: its finding is inherited, so the gate
+        # counts it with --blame all
         done = run_cli("audit", "in.jsonl", "--contract", contract, "--out", out, "--format", "json",
-                       "-q", "--no-mutate", "--incremental", expect=1, real=real, cwd=tmp_path)
+                       "-q", "--no-mutate", "--incremental", "--blame", "all", expect=1, real=real,
+                       cwd=tmp_path)
         summary = json.loads(done.stdout)
         assert (summary["pairs"], summary["passed"], summary["failed"]) == (2, 1, 1)
         [run] = read_table(tmp_path / out, "runs").collect().rows(named=True)

@@ -208,7 +208,7 @@ def test_stats_trend_and_report_count_introduced_failures_by_default(tmp_path: P
 
 def test_runs_written_before_blame_count_every_failure_as_introduced() -> None:
     from frayproof_audit.corpus import compute_stats
-    from frayproof_audit.corpus.blame import Blame
+    from frayproof_audit.corpus.store.failure_rule import Blame
     from frayproof_audit.trends.series import TrendConfig, compute_trend
     from tests.helpers import REPO
 
@@ -221,7 +221,7 @@ def test_runs_written_before_blame_count_every_failure_as_introduced() -> None:
 
 
 def test_the_python_and_polars_readings_of_the_rule_agree() -> None:
-    from frayproof_audit.corpus.blame import (
+    from frayproof_audit.corpus.store.failure_rule import (
         Blame,
         counted_findings,
         counts_as_failure,

@@ -127,6 +127,7 @@ def test_what_it_did_not_page_for_is_said(ran: Path) -> None:
     assert summary["exit_code"] == 0 and summary["input_errors"] == 0
     assert summary["inherited_failures"] == 2  # the summarize pairs with a broken before
     assert summary["blame"] == "introduced"
+    assert summary["duplicates"] == 1
 
 
 def test_the_tables_hold_what_happened(ran: Path) -> None:
@@ -141,3 +142,4 @@ def test_the_tables_hold_what_happened(ran: Path) -> None:
     assert last.height == 113  # 110 pairs, 2 inherited, 1 logged twice: every record a row
     inherited_rows = last.filter((last["status"] == "fail") & (last["introduced_errors"] == 0))
     assert inherited_rows.height == 2
+    assert last["duplicate"].sum() == 1  # flagged, and counted once by every rate

@@ -90,7 +90,8 @@ def test_check_with_a_hostile_contract_pattern(tmp_path: Path) -> None:
     ]
     before, after = write(tmp_path / "b.json", session), write(tmp_path / "a.json", session)
     contract = tmp_path / "c.yaml"
-    contract.write_text(json.dumps({"tools": [function(string_pattern("^(a+)+$"))]}), encoding="utf-8")
+    contract.write_text(json.dumps({"checks": {"tool_arguments": {"scope": "all"}},  # kept calls too
+                                    "tools": [function(string_pattern("^(a+)+$"))]}), encoding="utf-8")
     out = run_cli("check", "--before", before, "--after", after, "--contract", contract, expect=1, real=True)
     assert "TA-SCHEMA" in out.stdout and "does not match" in out.stdout
 
@@ -113,8 +114,10 @@ def test_audit_with_a_hostile_record_pattern(tmp_path: Path) -> None:
     records = [record("hostile", HOSTILE, "^(a+)+$"), record("name", NAME_HOSTILE, NAME_PATTERN),
                record("fine", "a" * 34, "^(a+)+$")]
     log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    run_cli("audit", log.parent, "--out", tmp_path / "out", "-q", "--no-mutate", "--fail-on", "none",
-            expect=0, real=True)
+    contract = tmp_path / "c.yaml"  # the calls are kept verbatim: judged with `scope: all`
+    contract.write_text("version: 1\nchecks:\n  tool_arguments:\n    scope: all\n", encoding="utf-8")
+    run_cli("audit", log.parent, "--contract", contract, "--out", tmp_path / "out", "-q", "--no-mutate",
+            "--fail-on", "none", expect=0, real=True)
     rows = read_table(tmp_path / "out", "pairs").collect().to_dicts()
     pairs = {row["pair_id"]: row["status"] for row in rows}
     assert pairs == {"hostile": "fail", "name": "fail", "fine": "pass"}

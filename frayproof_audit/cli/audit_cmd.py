@@ -357,9 +357,9 @@ def stats_command(out: str, by: tuple[str, ...], runs: tuple[str, ...], since: d
     """
     chosen = table_output(output_format, output)
     # Polars: only the commands that read a dataset need it
-    from frayproof_audit.corpus.blame import Blame
     from frayproof_audit.corpus.dataset.selection import Selection
     from frayproof_audit.corpus.dataset.stats import compute_stats
+    from frayproof_audit.corpus.store.failure_rule import Blame
 
     try:
         selection = Selection(runs, as_day(since), as_day(until), compactors, contract)

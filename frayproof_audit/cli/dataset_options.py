@@ -14,7 +14,7 @@ import click
 
 from frayproof_audit.cli.choices import RegistryChoice
 from frayproof_audit.cli.common import fail_input
-from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
+from frayproof_audit.corpus.store.failure_rule import BLAMES, DEFAULT_BLAME
 from frayproof_audit.files import write_through
 from frayproof_audit.render.tables import TABLE_OUTPUTS, TableOutput, Tabular, table_aliases
 from frayproof_audit.report import EXIT_INPUT_ERROR

@@ -9,7 +9,7 @@ import click
 from frayproof_audit.cli.common import fail_input
 from frayproof_audit.cli.dataset_options import as_day, blame_option, selection_options
 from frayproof_audit.cli.option_types import POINTS, count
-from frayproof_audit.corpus.blame import Blame
+from frayproof_audit.corpus.store.failure_rule import Blame
 from frayproof_audit.errors import InputError
 from frayproof_audit.htmlreport.config import (
     DEFAULT_BASELINE,

@@ -92,8 +92,8 @@ def trend_command(out: str, per: str, baseline: int, runs: tuple[str, ...], sinc
     if by is not None and points is None:
         raise click.UsageError("--by slices the regression gate: give --fail-on-regression P too")
     # Polars (and matplotlib for charts): only this command needs them
-    from frayproof_audit.corpus.blame import Blame
     from frayproof_audit.corpus.dataset.selection import Selection
+    from frayproof_audit.corpus.store.failure_rule import Blame
     from frayproof_audit.trends.badge import badge as badge_json
     from frayproof_audit.trends.charts import write_chart
     from frayproof_audit.trends.gate import GateResult, find_regressions, find_sliced_regressions

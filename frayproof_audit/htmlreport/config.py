@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
+from frayproof_audit.corpus.store.failure_rule import DEFAULT_BLAME, Blame
 from frayproof_audit.errors import InputError
 
 DEFAULT_WORST = 20
@@ -47,4 +47,4 @@ class ReportConfig:
     source_root: str | None = None
     """Where the dataset's relative `source` paths are found (None: the current folder)."""
     blame: Blame = DEFAULT_BLAME
-    """Which failing pairs and findings count (`corpus.blame`)."""
+    """Which failing pairs and findings count (`corpus.store.failure_rule`)."""

@@ -18,7 +18,6 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
-from frayproof_audit.corpus.blame import Blame, failure_expr
 from frayproof_audit.corpus.dataset.selection import (
     RunInfo,
     Selection,
@@ -29,6 +28,7 @@ from frayproof_audit.corpus.dataset.selection import (
 )
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.dataset.wilson import wilson
+from frayproof_audit.corpus.store.failure_rule import Blame, failure_expr
 from frayproof_audit.htmlreport.config import ReportConfig, ReportError
 from frayproof_audit.htmlreport.tables import (
     check_table,

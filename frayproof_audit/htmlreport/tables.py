@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import polars as pl
 
 from frayproof_audit.checks import CHECK_NAMES
-from frayproof_audit.corpus.blame import Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.wilson import wilson
+from frayproof_audit.corpus.store.failure_rule import Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.mutate.operators import OPERATORS
 
 
@@ -28,7 +28,7 @@ def _count(condition: pl.Expr, name: str) -> pl.Expr:
 
 
 def nights_table(pairs: pl.LazyFrame, blame: Blame) -> pl.LazyFrame:
-    """Per `log_date`: pairs by status (failures under `blame`, `corpus.blame`) and the failure
+    """Per `log_date`: pairs by status (failures under `blame`, `corpus.store.failure_rule`) and the failure
     rate of the pairs checked."""
     status = pl.col("status")
     return (

@@ -9,7 +9,7 @@ from datetime import date
 
 import polars as pl
 
-from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, failure_expr
+from frayproof_audit.corpus.store.failure_rule import DEFAULT_BLAME, Blame, failure_expr
 from frayproof_audit.mutate.operators import get_operator
 
 DETAIL_CAP = 15
@@ -63,7 +63,7 @@ def _where(snapshot: str, index: int | None, call_id: str | None, pin: str | Non
 
 def worst_pairs(pairs: pl.LazyFrame, findings: pl.LazyFrame, mutants: pl.LazyFrame, kind: str,
            cap: int, blame: Blame = DEFAULT_BLAME) -> tuple[tuple[PairDetail, ...], int]:
-    """The failing pairs (failures under `blame`, `corpus.blame`) with the most errors (`fail`),
+    """The failing pairs (failures under `blame`, `corpus.store.failure_rule`) with the most errors (`fail`),
     or the passing pairs with the most surviving mutants (`blind`), with their findings (all of
     them, inherited ones included) and survivors."""
     if kind == "fail":

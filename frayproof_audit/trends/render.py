@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.dataset.selection import short
 from frayproof_audit.corpus.dataset.text_table import cell, text_table
+from frayproof_audit.corpus.store.failure_rule import Blame
 from frayproof_audit.trends.series import Trend, as_text
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ Baseline. For each series, the median of its rates in the `baseline` most recent
 periods that have a rate (periods where it had nothing to judge are skipped), with their
 minimum and maximum as the band charts draw. The first period has none.
 
-Blame. Which failing pairs and findings count is `corpus.blame`'s (`TrendConfig.blame`): by
+Blame. Which failing pairs and findings count is `corpus.store.failure_rule`'s (`TrendConfig.blame`): by
 default only errors the compactor introduced make a pair, a check or a code fail, so a
 compactor that keeps a before's defect verbatim is never on a streak for it.
 
@@ -39,7 +39,6 @@ from typing import Any, Literal
 
 import polars as pl
 
-from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.selection import (
     Chosen,
     RunInfo,
@@ -52,6 +51,13 @@ from frayproof_audit.corpus.dataset.selection import (
 )
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.dataset.wilson import wilson_exprs
+from frayproof_audit.corpus.store.failure_rule import (
+    DEFAULT_BLAME,
+    Blame,
+    counted_findings,
+    failure_expr,
+    inherited_expr,
+)
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 Per = Literal["night", "run"]
@@ -70,7 +76,7 @@ TOTAL_COLUMNS = ("pairs", "passed", "failed", "input_errors", "engine_errors", "
                  "mutants_survived", "mutation_score", "contract", "inherited_failures")
 """`contract`: the contract key of the period's runs (several, comma-separated, when runs of
 different contracts share a night under `--contract all`). `failed` counts the failures under
-`blame` (`corpus.blame`), `inherited_failures` the failing pairs it does not count (every error
+`blame` (`corpus.store.failure_rule`), `inherited_failures` the failing pairs it does not count (every error
 already in before; 0 under `--blame all`)."""
 _COUNT_COLUMNS = tuple(name for name in TOTAL_COLUMNS if name not in ("mutation_score", "contract"))
 STREAK_COLUMNS = ("compactor", "check", "first_failed", "since", "streak", "last_failed",
@@ -97,7 +103,7 @@ class TrendConfig:
     """Only the pairs whose column (first) holds the value (second; None: null), with their
     findings and mutants: one slice of the trend (`gate.find_sliced_regressions`)."""
     blame: Blame = DEFAULT_BLAME
-    """Which failing pairs and findings count (`corpus.blame`)."""
+    """Which failing pairs and findings count (`corpus.store.failure_rule`)."""
 
     def __post_init__(self) -> None:
         if self.per not in PER:
@@ -147,7 +153,7 @@ class Trend:
     """Each period (after the first) judged by other contracts than the period before it, with
     its contract keys: where baselines start again."""
     blame: Blame = DEFAULT_BLAME
-    """Which failing pairs and findings were counted (`corpus.blame`)."""
+    """Which failing pairs and findings were counted (`corpus.store.failure_rule`)."""
 
     @property
     def first_of_contract(self) -> bool:

@@ -10,7 +10,7 @@ every group where a mutant was judged (`all_groups`: in every group of the `by` 
 the selected pairs, placeholders included). Which runs count is `selection.choose_runs`'s: by
 default the newest contract's, failed runs left out, and the output says what it left out.
 
-Which failing pairs count is `corpus.blame`'s (`--blame`): by default a pair fails only when its
+Which failing pairs count is `corpus.store.failure_rule`'s (`--blame`): by default a pair fails only when its
 compactor introduced an error (`failed`), and a check or code fails a pair (`failing_pairs`,
 its failure rate) only by an introduced error; failing pairs whose every error before already
 held are `inherited_failures`, checked but neither passed nor failed. `findings`, `errors` and
@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame, counted_findings, failure_expr, inherited_expr
 from frayproof_audit.corpus.dataset.carried import carried_names, carried_value, with_carried
 from frayproof_audit.corpus.dataset.selection import (
     Chosen,
@@ -53,6 +52,13 @@ from frayproof_audit.corpus.dataset.text_table import text_table
 from frayproof_audit.corpus.dataset.wilson import wilson_exprs
 from frayproof_audit.corpus.inputs.field_map import CARRY_NAME
 from frayproof_audit.corpus.run.audit_config import STATS_BY
+from frayproof_audit.corpus.store.failure_rule import (
+    DEFAULT_BLAME,
+    Blame,
+    counted_findings,
+    failure_expr,
+    inherited_expr,
+)
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
@@ -102,7 +108,7 @@ class Stats:
     chosen: Chosen | None = None
     """The runs counted and those left out (contracts, failed runs), for the header."""
     blame: Blame = DEFAULT_BLAME
-    """Which failing pairs and findings count (`corpus.blame`)."""
+    """Which failing pairs and findings count (`corpus.store.failure_rule`)."""
 
     def tidy(self) -> pl.DataFrame:
         """All tables in one long frame, for CSV and Parquet: a `table` column says which, `name`
@@ -234,7 +240,7 @@ def compute_stats(
     `selection` keeps (`selection.choose_runs`), grouped by every key in `by` at once
     (`("compactor", "log_date")`). The check, code and operator tables hold the groups that had
     something to judge (`all_groups`: every group, placeholders included). `blame` says which
-    failing pairs and findings count (`corpus.blame`).
+    failing pairs and findings count (`corpus.store.failure_rule`).
 
     Raises `StatsError` for an unknown key, `MixedContracts` when runs named with `--run` mix
     contracts and no `--contract` was given, `DatasetError` when OUT is not a dataset.

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from frayproof_audit.bounds import MAX_BYTES, MAX_COUNT
-from frayproof_audit.corpus.blame import BLAMES, DEFAULT_BLAME
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.source_choice import AUTO, PAIRS, check_source
 from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate
+from frayproof_audit.corpus.store.failure_rule import BLAMES, DEFAULT_BLAME
 from frayproof_audit.formats import FORMATS
 from frayproof_audit.jsonio import is_unicode_text
 
@@ -69,7 +69,7 @@ class RunOptions:
     """A known-issue baseline file (`baseline_file`): the error findings it lists (pair id ×
     condition code) are stored and counted, but fail no gate."""
     blame: str = DEFAULT_BLAME
-    """Which failing pairs the failure gates count (`corpus.blame`): `introduced`, those whose
+    """Which failing pairs the failure gates count (`corpus.store.failure_rule`): `introduced`, those whose
     compactor introduced an error, or `all`, frayproof's reading."""
     argv: tuple[str, ...] = ()
     max_input_error_rate: float | None = DEFAULT_MAX_INPUT_ERROR_RATE

@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from typing import Any, ParamSpec
 
 from frayproof_audit.contract import Contract, load_contract
-from frayproof_audit.corpus.blame import Blame
 from frayproof_audit.corpus.inputs.expansion import InputFile, expand_inputs
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
 from frayproof_audit.corpus.inputs.field_watch import watched_paths
@@ -44,6 +43,7 @@ from frayproof_audit.corpus.run.summary import NotAudited, RunSummary
 from frayproof_audit.corpus.run.tally import MAX_SAMPLES, Tally
 from frayproof_audit.corpus.run.worker import ShardResult, ShardTask, WorkerSettings, audit_shard
 from frayproof_audit.corpus.store.arrow_tables import file_metadata, runs_row
+from frayproof_audit.corpus.store.failure_rule import Blame
 from frayproof_audit.corpus.store.layout import StoreError, output_location
 from frayproof_audit.corpus.store.local_stage import Stage
 from frayproof_audit.corpus.store.object_stage import ObjectStage

@@ -20,9 +20,9 @@ from typing import Protocol
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from frayproof_audit.corpus.blame import Blame, counts_finding
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES
+from frayproof_audit.corpus.store.failure_rule import Blame, counts_finding
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 

@@ -42,7 +42,6 @@ from typing import Any
 import polars as pl
 
 from frayproof_audit.contract import load_contract
-from frayproof_audit.corpus.blame import DEFAULT_BLAME
 from frayproof_audit.corpus.dataset.selection import run_infos, short
 from frayproof_audit.corpus.dataset.table_reader import read_table
 from frayproof_audit.corpus.inputs.field_map import ConfigError, FieldMap
@@ -56,6 +55,7 @@ from frayproof_audit.corpus.run.audit_config import (
 from frayproof_audit.corpus.run.audit_run import Replay, ReplayMismatch, run_audit
 from frayproof_audit.corpus.run.rate_gates import DEFAULT_MIN_PAIRS, FailureRateGate, parse_failure_rate
 from frayproof_audit.corpus.run.summary import RunSummary
+from frayproof_audit.corpus.store.failure_rule import DEFAULT_BLAME
 from frayproof_audit.corpus.store.local_stage import Stage
 from frayproof_audit.corpus.store.object_stage import ObjectStage
 from frayproof_audit.corpus.store.run_status import RunStatus

@@ -16,7 +16,7 @@ Exit codes, decided here only (`RunSummary.exit_code`):
   * shards that could not be audited (their worker died twice), under every `--fail-on` but `none`;
   * `--fail-on failures` (the default) — any failing pair, or with `--max-failure-rate R` a
     failure rate above R; a failing pair counts only when the compactor introduced an error,
-    unless `--blame all` (`corpus.blame`, the rule every reading of a dataset shares);
+    unless `--blame all` (`corpus.store.failure_rule`, the rule every reading of a dataset shares);
   * `--max-failure-rate CHECK=R` / `compactor:NAME=R` — one check's or one compactor's rate
     above R (`rate_gates`; given alone they replace "any failure" too), and with
     `--strict-min-pairs` a compactor too small to judge; a pair whose every counted error
@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from frayproof_audit.corpus.blame import DEFAULT_BLAME, Blame
 from frayproof_audit.corpus.inputs.field_watch import KEYS_SHOWN, Watched
 from frayproof_audit.corpus.run.rate_gates import (
     DEFAULT_MIN_PAIRS,
@@ -45,6 +44,7 @@ from frayproof_audit.corpus.run.rate_gates import (
     judge,
 )
 from frayproof_audit.corpus.run.tally import Tally
+from frayproof_audit.corpus.store.failure_rule import DEFAULT_BLAME, Blame
 from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.corpus.store.run_status import RunStatus
 from frayproof_audit.report import EXIT_FAIL, EXIT_INPUT_ERROR, EXIT_PASS
@@ -386,7 +386,7 @@ class RunSummary:
     """Error findings the baseline accepts: stored and counted, but failing no gate."""
     introduced_failures: int | None = None
     """Failing pairs whose compactor introduced an error (`failed` counts every failing pair;
-    None: not known, every failing pair, as `corpus.blame` reads a row without blame)."""
+    None: not known, every failing pair, as `corpus.store.failure_rule` reads a row without blame)."""
     blame: Blame = DEFAULT_BLAME
     """Which failing pairs the gates count (`--blame`): those with an introduced error, or all."""
     gated_failures: int | None = None

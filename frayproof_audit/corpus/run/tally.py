@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from frayproof_audit.corpus.blame import Blame, counts_as_failure
+from frayproof_audit.corpus.store.failure_rule import Blame, counts_as_failure
 from frayproof_audit.corpus.store.pair_status import PairStatus
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ class Tally:
     passed: int = 0
     failed: int = 0
     introduced_failures: int = 0
-    """Failing pairs whose compactor introduced an error (`corpus.blame`, `--blame introduced`)."""
+    """Failing pairs whose compactor introduced an error (`store.failure_rule`, `--blame introduced`)."""
     input_errors: int = 0
     engine_errors: int = 0
     mutants_caught: int = 0

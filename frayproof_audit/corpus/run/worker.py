@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 
 from frayproof_audit.blame import introduced_errors
 from frayproof_audit.contract import Contract
-from frayproof_audit.corpus.blame import Blame, counts_as_failure, counts_finding
 from frayproof_audit.corpus.inputs.field_map import FieldMap
 from frayproof_audit.corpus.inputs.field_watch import FieldWatch, watched_paths
 from frayproof_audit.corpus.inputs.record_fields import (
@@ -42,6 +41,7 @@ from frayproof_audit.corpus.run.pair_repair import repair_pair, write_repaired
 from frayproof_audit.corpus.run.record_tools import RecordTools
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES, SCHEMAS, TableBuilder, file_metadata
+from frayproof_audit.corpus.store.failure_rule import Blame, counts_as_failure, counts_finding
 from frayproof_audit.corpus.store.pair_status import PairStatus
 from frayproof_audit.corpus.store.staging import stage_shard
 from frayproof_audit.engine import check_blamed
