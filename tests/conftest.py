@@ -76,3 +76,24 @@ def write_contract(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+SLOWEST_FIRST = (
+    "test_scale.py", "test_worker_loss.py", "test_hardening_run.py", "test_doc_code.py",
+    "test_dataset_damage.py", "test_hardening_inputs.py", "test_examples.py",
+    "test_nightly_history.py", "test_suggest_example.py", "test_mutation_linear.py",
+    "test_interrupt_workers.py", "test_incremental.py", "test_corpus_crash.py", "test_properties.py",
+    "test_capture_writer.py", "test_toolargs_fastpath.py", "test_equivalence.py", "test_mutation.py",
+    "test_benchmarks_smoke.py", "test_ci_outputs.py", "test_import_graph.py",
+    "test_schemas_are_data.py", "test_capture_docs.py", "test_input_globs.py",
+)
+"""The test modules that take longest (clusters, object stores, real subprocesses), longest first,
+from `--durations=0` of the whole suite. `make test` hands whole files to its two workers
+(`--dist loadfile --no-loadscope-reorder`), the next file to whichever worker is free: starting
+with the longest means the run never ends with one worker alone on a long file while the other
+idles. Only the order changes; a module not listed runs after these, in collection order."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a module
