@@ -6,7 +6,7 @@ import functools
 import json
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,24 @@ def peer_python_path() -> Path:
     if os.environ.get(REQUIRE_PEER_ENV) == "1":
         pytest.fail(f"{problem}; {REQUIRE_PEER_ENV}=1 requires it", pytrace=False)
     pytest.skip(problem or "no frayproof peer")
+
+
+@pytest.fixture(scope="module")
+def ray_local() -> Iterator[None]:
+    """A local Ray instance of two CPUs for the Ray tests of a module: `ray.init` is seconds of
+    waiting on Ray's own processes, paid once instead of per test. It is started and shut down
+    through an executor, as `--backend ray --scheduler local` does; the tests' executors find it
+    running and leave it so (`Executor._start_ray`)."""
+    ray = pytest.importorskip("ray")
+    from frayproof_audit.corpus.run.executor import Executor
+
+    owner: Executor[None, None, None] = Executor("ray", 2, "local")
+    assert owner.jobs == 2 and ray.is_initialized()  # started with n_jobs CPUs
+    try:
+        yield
+    finally:
+        owner.close()
+        assert not ray.is_initialized()  # the executor that started Ray shuts it down
 
 
 @pytest.fixture
