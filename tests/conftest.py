@@ -103,7 +103,7 @@ SLOWEST_FIRST = (
     "test_interrupt_workers.py", "test_incremental.py", "test_corpus_crash.py", "test_properties.py",
     "test_capture_writer.py", "test_toolargs_fastpath.py", "test_equivalence.py", "test_mutation.py",
     "test_benchmarks_smoke.py", "test_ci_outputs.py", "test_import_graph.py",
-    "test_schemas_are_data.py", "test_capture_docs.py", "test_input_globs.py",
+    "test_schemas_are_data.py", "test_input_globs.py",
 )
 """The test modules that take longest (clusters, object stores, real subprocesses), longest first,
 from `--durations=0` of the whole suite. `make test` hands whole files to its two workers
