@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(DEMO_STAMP)
 	$(BIN)/python examples/demo.py
 
+# lint, then typecheck, then the unit tests. Running a cold mypy beside the tests (make -j3)
+# saves its ~40 s on two cores, but puts a third busy process beside the Dask and Ray
+# worker-loss tests, whose waits for workers flaked under that load: kept one after the other.
 test: $(STAMP) lint typecheck unit
 
 lint: $(STAMP)
@@ -35,8 +38,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict frayproof_audit benchmarks sessiongen
 
+# Whole files to each worker, the longest first (tests/conftest.py: SLOWEST_FIRST), so a module's
+# cluster or object store starts once and no worker is left alone at the end on a long file.
 unit: $(STAMP)
-	$(BIN)/pytest -n 2 --durations=20
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 
 # Every benchmark, then each headline figure against the committed results (benchmarks.regress):
 # REGRESSION and exit 1 when one is more than 15% worse beyond the run's noise. The README table

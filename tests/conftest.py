@@ -6,7 +6,7 @@ import functools
 import json
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,24 @@ def peer_python_path() -> Path:
     pytest.skip(problem or "no frayproof peer")
 
 
+@pytest.fixture(scope="module")
+def ray_local() -> Iterator[None]:
+    """A local Ray instance of two CPUs for the Ray tests of a module: `ray.init` is seconds of
+    waiting on Ray's own processes, paid once instead of per test. It is started and shut down
+    through an executor, as `--backend ray --scheduler local` does; the tests' executors find it
+    running and leave it so (`Executor._start_ray`)."""
+    ray = pytest.importorskip("ray")
+    from frayproof_audit.corpus.run.executor import Executor
+
+    owner: Executor[None, None, None] = Executor("ray", 2, "local")
+    assert owner.jobs == 2 and ray.is_initialized()  # started with n_jobs CPUs
+    try:
+        yield
+    finally:
+        owner.close()
+        assert not ray.is_initialized()  # the executor that started Ray shuts it down
+
+
 @pytest.fixture
 def write_json(tmp_path: Path) -> Callable[..., Path]:
     """Write a value as a JSON file (or raw bytes/text verbatim) and return its path."""
@@ -76,3 +94,24 @@ def write_contract(tmp_path: Path) -> Callable[..., Path]:
         return path
 
     return write
+
+
+SLOWEST_FIRST = (
+    "test_scale.py", "test_worker_loss.py", "test_hardening_run.py", "test_doc_code.py",
+    "test_dataset_damage.py", "test_hardening_inputs.py", "test_examples.py",
+    "test_nightly_history.py", "test_suggest_example.py", "test_mutation_linear.py",
+    "test_interrupt_workers.py", "test_incremental.py", "test_corpus_crash.py", "test_properties.py",
+    "test_capture_writer.py", "test_toolargs_fastpath.py", "test_equivalence.py", "test_mutation.py",
+    "test_benchmarks_smoke.py", "test_ci_outputs.py", "test_import_graph.py",
+    "test_schemas_are_data.py", "test_input_globs.py",
+)
+"""The test modules that take longest (clusters, object stores, real subprocesses), longest first,
+from `--durations=0` of the whole suite. `make test` hands whole files to its two workers
+(`--dist loadfile --no-loadscope-reorder`), the next file to whichever worker is free: starting
+with the longest means the run never ends with one worker alone on a long file while the other
+idles. Only the order changes; a module not listed runs after these, in collection order."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: place for place, name in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable within a module

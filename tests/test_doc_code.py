@@ -1,4 +1,5 @@
-"""Every ```python block in README.md and docs/*.md runs, saved as a file, from a fresh checkout.
+"""Every ```python block in README.md and docs/*.md runs, saved as a file, from a fresh checkout;
+docs/capture.md's blocks also print what their `print(...)  # text` comments promise.
 
 Each block is written to a file and run by this venv's Python in isolated mode (`-I`: neither
 the working directory nor the script's folder is on `sys.path`, no PYTHON* variables), with
@@ -79,3 +80,25 @@ def test_python_block_runs(where: str, code: str, checkout: Path, tmp_path: Path
     done = subprocess.run([sys.executable, "-I", str(script)], cwd=checkout, capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, f"{where} fails when run as a file:\n{done.stderr[-2000:]}"
+    if where.startswith(PROMISING):
+        printed = done.stdout.splitlines()
+        for text in promised_output(code):
+            assert text in printed, (where, text, printed)
+
+
+PROMISING = "docs/capture.md:"
+"""The document whose blocks promise what they print: `print(...)  # text` prints the line `text`
+(the capture examples: what a writer wrote, what a guard returned)."""
+
+
+def promised_output(code: str) -> list[str]:
+    return [line.split("#", 1)[1].strip() for line in code.splitlines()
+            if line.lstrip().startswith("print(") and "#" in line]
+
+
+def test_the_capture_blocks_promise_output() -> None:
+    """The check above has something to check: docs/capture.md's blocks (at least 9) promise
+    their printed lines."""
+    capture = [code for where, code in BLOCKS if where.startswith(PROMISING)]
+    assert len(capture) >= 9
+    assert sum(len(promised_output(code)) for code in capture) >= 9

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,8 +44,9 @@ print(grown, rss() - start)
 
 
 def _heap_run(fix: bool, trim: bool) -> tuple[int, int]:
+    glibc_defaults = {name: value for name, value in os.environ.items() if not name.startswith("MALLOC_")}
     done = subprocess.run([sys.executable, "-c", _HEAP, "fix" if fix else "-", "trim" if trim else "-"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, env=glibc_defaults)
     grown, left = done.stdout.split()
     return int(grown), int(left)
 

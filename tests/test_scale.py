@@ -167,7 +167,7 @@ def test_ray_without_the_extra_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not _ray_installed(), reason="the ray extra is not installed")
-def test_ray_gives_the_same_tables_as_loky(tmp_path: Path) -> None:
+def test_ray_gives_the_same_tables_as_loky(tmp_path: Path, ray_local: None) -> None:
     inputs, _ = mixed_corpus(tmp_path / "in")
     contract = write_contract(tmp_path)
     common: dict[str, Any] = {"run_id": "night", "shard_bytes": 3000, "max_record_bytes": MAX_RECORD_BYTES,
@@ -447,8 +447,11 @@ def _die_on_three(_shared: None, task: int) -> int:
                                                           reason="the ray extra is not installed")),
 ])
 def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for(
-        backend: str, scheduler: str | None) -> None:
+        backend: str, scheduler: str | None, request: pytest.FixtureRequest) -> None:
     from frayproof_audit.corpus.run.executor import IN_FLIGHT_PER_WORKER, Executor, WorkerLost
+
+    if backend == "ray":
+        request.getfixturevalue("ray_local")
 
     executor: Executor[None, int, int] = Executor(backend, 2, scheduler)
     with executor:

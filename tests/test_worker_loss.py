@@ -9,6 +9,7 @@ with the shards it could not audit named, and commits only the shards audited wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -95,6 +96,20 @@ ALLOWED_FAILURES = 1
 `KilledWorker` (Dask's default is 3: four worker restarts, seconds each, for one test)."""
 
 
+@contextlib.contextmanager
+def _environment_restored() -> Iterator[None]:
+    """A nanny writes `distributed.nanny.pre-spawn-environ` (MALLOC_TRIM_THRESHOLD_=65536,
+    OMP_NUM_THREADS=1, ...) into this process's `os.environ` before each worker it spawns and never
+    takes it back: every later subprocess of the test worker would inherit it (tests/test_heap.py's
+    glibc control then measured Dask's trim threshold, not glibc's)."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def _local_cluster() -> Any:
     distributed = pytest.importorskip("dask.distributed")
     import dask
@@ -122,11 +137,12 @@ def _close(local: Any) -> None:
 def cluster() -> Iterator[Any]:
     """A LocalCluster of two single-threaded worker processes, each with a nanny that restarts
     its worker when it dies."""
-    local = _local_cluster()
-    try:
-        yield local
-    finally:
-        _close(local)
+    with _environment_restored():
+        local = _local_cluster()
+        try:
+            yield local
+        finally:
+            _close(local)
 
 
 def _two_workers(cluster: Any) -> str:
@@ -204,12 +220,8 @@ def test_a_dask_task_that_keeps_killing_its_workers_is_a_lost_worker_naming_it(c
     assert sorted(done) == [0, 1, 2, 4, 5, 6, 7]
 
 
-def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
-    tmp_path: Path, corpus: Corpus
-) -> None:
-    """Both workers killed once their nannies were told not to restart them: the cluster has no
-    worker left. After waiting `WORKER_WAIT_S` (2 s here) for one, the run names every shard it
-    could not audit and commits the shards audited whole (exit 1: shards not audited)."""
+def _audit_without_workers(tmp_path: Path, corpus: Corpus) -> subprocess.CompletedProcess[str]:
+    """The CLI audit of the corpus on a LocalCluster whose two workers were closed for good."""
     local = _local_cluster()
     try:
         address = _two_workers(local)
@@ -217,7 +229,7 @@ def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
             nanny.close_gracefully()  # "we shouldn't try to restart workers if they go away"
         record_dir = tmp_path / "attempts"
         record_dir.mkdir()
-        done = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "tests.worker_faults", address, str(record_dir), "--worker-wait", "2",
              "audit", str(corpus.inputs), "--contract", str(corpus.contract), "--out", str(tmp_path / "out"),
              "--backend", "dask", "--scheduler", address, "--run-id", "r", "--shard-bytes",
@@ -225,6 +237,16 @@ def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
             cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     finally:
         _close(local)
+
+
+def test_dask_workers_that_never_come_back_name_the_shards_not_audited(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    """Both workers killed once their nannies were told not to restart them: the cluster has no
+    worker left. After waiting `WORKER_WAIT_S` (2 s here) for one, the run names every shard it
+    could not audit and commits the shards audited whole (exit 1: shards not audited)."""
+    with _environment_restored():
+        done = _audit_without_workers(tmp_path, corpus)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr and "INTERNAL ERROR" not in done.stderr
     result = json.loads(done.stdout)
