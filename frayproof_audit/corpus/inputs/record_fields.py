@@ -242,7 +242,8 @@ class FieldReader:
                 return value
             if allow_int and type(value) is int:
                 return str(value)
-            problems.append(f"{name} must be a string, got {kind_name(value)}")
+            wanted = "a string or an integer" if allow_int else "a string"
+            problems.append(f"{name} must be {wanted}, got {kind_name(value)}")
             return None
 
         pair_id = text("pair_id", True)
