@@ -544,9 +544,12 @@ RECORD_FIELDS = [
     # (changes to a good record, (pair_id, session_id, format, status), a fragment of input_error)
     ({"pair_id": 7, "session_id": 9}, ("7", "9", "openai", "pass"), None),
     ({"format": "palm"}, ("p0001", "s1", "palm", "input_error"), "format must be one of openai, "),
-    ({"pair_id": 1.5}, ("{source}:3", "s2", "openai", "input_error"), "pair_id must be a string or an integer, got a float"),
-    ({"pair_id": True}, ("{source}:4", "s3", "openai", "input_error"), "pair_id must be a string or an integer"),
-    ({"session_id": [1]}, ("p0004", None, "openai", "input_error"), "session_id must be a string or an integer"),
+    ({"pair_id": 1.5}, ("{source}:3", "s2", "openai", "input_error"),
+     "pair_id must be a string or an integer, got a number"),
+    ({"pair_id": True}, ("{source}:4", "s3", "openai", "input_error"),
+     "pair_id must be a string or an integer"),
+    ({"session_id": [1]}, ("p0004", None, "openai", "input_error"),
+     "session_id must be a string or an integer"),
 ]
 
 
