@@ -16,10 +16,13 @@ same comparison.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/ is no package
+
+from generated_region import rewrite
 
 from frayproof_audit.checks import CHECKS, Check
 
@@ -70,23 +73,7 @@ def render(document: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path, default=CONTRACT_DOC,
-                        help="default: docs/contract.md")
-    parser.add_argument("--check", action="store_true", help="exit 1 if the file is out of date")
-    args = parser.parse_args(argv)
-    current = args.path.read_text(encoding="utf-8")
-    fresh = render(current)
-    if args.check:
-        if fresh != current:
-            print(f"{args.path} is out of date: run `make docs`")
-            return 1
-        print(f"{args.path} is up to date")
-        return 0
-    if fresh != current:
-        args.path.write_text(fresh, encoding="utf-8")
-        print(f"rewrote the check names of {args.path}")
-    return 0
+    return rewrite(argv, __doc__.splitlines()[0], CONTRACT_DOC, render, "check names")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@ The builders mirror the spec's vocabulary (`call(*ids)`, `result(id)`, `user(...
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -188,3 +190,15 @@ def run_cli(*args: str | os.PathLike[str], expect: int | None = 0,
             f"--- exception ---\n{outcome.exception!r}\n{outcome.trace}"
         )
     return outcome
+
+
+def load_module(path: Path, text: str | None = None) -> ModuleType:
+    """The module in `path` (written first when `text` is given), imported under its file's
+    name: a throwaway registry member written at test time, or a script of `scripts/`."""
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -13,7 +13,6 @@ Its facts of the before snapshot (`prepare`) are kept under its key (`BeforeFact
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from frayproof_audit.snapshot import load_list
 from sessiongen import small
 from sessiongen.strategies import mutation_cases
 from tests.corpus_support import line, write_jsonl
-from tests.helpers import REPO, history, make_contract, run_cli
+from tests.helpers import REPO, history, load_module, make_contract, run_cli
 from tests.test_mutation_equivalence import _judge_both_ways
 
 NAME = "latest_request_kept"
@@ -75,13 +74,7 @@ CHECK = Check(name=NAME, key=NAME, conditions=(LOST,), find=find, prepare=prepar
 
 
 def _write_module(folder: Path) -> ModuleType:
-    path = folder / "throwaway_check.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("throwaway_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(folder / "throwaway_check.py", SOURCE)
 
 
 @pytest.fixture(scope="module")

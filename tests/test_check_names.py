@@ -11,24 +11,20 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 from frayproof_audit import snapshot
 from frayproof_audit.checks import CHECKS, repairable_codes
 from frayproof_audit.transcript.defects import PAIRING_CODES
+from tests.helpers import load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT_DOC = ROOT / "docs" / "contract.md"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_check_table", ROOT / "scripts" / "gen_check_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "gen_check_table.py")
 
 
 GENERATOR = _generator()

@@ -3,7 +3,6 @@ command's hand-written synopsis names every option the command has."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
@@ -13,17 +12,14 @@ import pytest
 from click.testing import CliRunner
 
 from frayproof_audit.cli import main
+from tests.helpers import load_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI_DOC = ROOT / "docs" / "cli.md"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_cli_docs", ROOT / "scripts" / "gen_cli_docs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "scripts" / "gen_cli_docs.py")
 
 
 GENERATOR = _generator()

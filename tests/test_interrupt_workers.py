@@ -20,22 +20,12 @@ from frayproof_audit.corpus.store.layout import STAGING
 from frayproof_audit.report import EXIT_INTERRUPTED
 from tests.corpus_support import good_lines, write_contract, write_jsonl
 from tests.helpers import REPO
+from tests.worker_faults import child_pids
 
 
 def _workers(pid: int) -> list[int]:
     """Children of `pid` that are loky or Dask workers (any state of their start-up)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if ppid == pid and (b"popen_loky_posix" in command or b"spawn_main" in command):
-            found.append(int(entry.name))
-    return found
+    return child_pids(pid, b"popen_loky_posix", b"spawn_main")
 
 
 def _staged(out: Path) -> bool:

@@ -9,7 +9,6 @@ the fast path equals a full recheck holds for its mutants too: its edit is an ex
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from frayproof_audit.snapshot import load_list
 from sessiongen import small
 from sessiongen.strategies import mutation_cases
 from tests.corpus_support import line, write_jsonl
-from tests.helpers import FIXTURES, REPO, make_contract, run_cli
+from tests.helpers import FIXTURES, REPO, load_module, make_contract, run_cli
 from tests.test_mutation_equivalence import _judge_both_ways
 
 NAME = "drop_first_system"
@@ -61,13 +60,7 @@ UNPINNED = "version: 1\n"
 
 
 def _load(folder: Path) -> ModuleType:
-    path = folder / "throwaway_operator.py"
-    path.write_text(SOURCE, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("throwaway_operator", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(folder / "throwaway_operator.py", SOURCE)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ that `audit` reads back to the same rows.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 from frayproof_audit import sources
 from frayproof_audit.corpus import read_table
-from tests.helpers import run_cli
+from tests.helpers import load_module, run_cli
 
 NAME = "toy-agent"
 MODULE = '''"""A throwaway agent's log: `{"toy": "message", ...}` lines and `{"toy": "compact"}` lines."""
@@ -98,12 +97,7 @@ LATER = {"role": "user", "content": "And tomorrow?"}
 
 @pytest.fixture
 def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    path = tmp_path / "toy_agent_source.py"
-    path.write_text(MODULE, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("toy_agent_source", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(tmp_path / "toy_agent_source.py", MODULE)
     monkeypatch.setitem(sources.SOURCES, NAME, module.SOURCE)  # the one registry line
     yield module
 

@@ -78,8 +78,9 @@ def dask_worker_pids(address: str) -> list[int]:
         return sorted(client.run(os.getpid).values())
 
 
-def loky_worker_pids() -> list[int]:
-    """The loky worker processes that are children of this process."""
+def child_pids(parent: int, *markers: bytes) -> list[int]:
+    """The children of `parent` whose command line holds one of `markers` (any state of their
+    start-up), read from /proc."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -89,9 +90,14 @@ def loky_worker_pids() -> list[int]:
             command = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == os.getpid() and b"popen_loky_posix" in command:
+        if ppid == parent and any(marker in command for marker in markers):
             found.append(int(entry.name))
     return sorted(found)
+
+
+def loky_worker_pids() -> list[int]:
+    """The loky worker processes that are children of this process."""
+    return child_pids(os.getpid(), b"popen_loky_posix")
 
 
 def kill_dask_workers_after_first_shard(address: str) -> None:

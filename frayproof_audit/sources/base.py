@@ -216,6 +216,12 @@ class FileRole:
     note: str | None = None
 
 
+def no_role(path: PurePath) -> FileRole | None:
+    """No file is this source's by its name: exporters and checkpointers write where they are
+    told, so only a file's contents (`sniff`, `sniff_file`) say what it is."""
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """A registered source: one module per agent, one line in `SOURCES`."""

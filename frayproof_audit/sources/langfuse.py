@@ -21,18 +21,17 @@ a `conversation`) make a request stateful. Tokens: `usage_details.input` / `outp
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.sources.base import (
     Derived,
-    FileRole,
     Line,
     LineProblem,
     Siblings,
     Source,
     Tally,
     first_objects,
+    no_role,
 )
 from frayproof_audit.sources.lineage import Call
 from frayproof_audit.sources.requests import (
@@ -88,9 +87,6 @@ def sniff_file(path: str) -> str | None:
     return None
 
 
-def role(path: PurePath) -> FileRole | None:
-    return None
-
 
 def _tokens(usage: Any, key: str) -> int | None:
     if isinstance(usage, str):
@@ -141,7 +137,7 @@ def derive(label: str, lines: Iterable[Line], siblings: Siblings | None = None) 
 
 
 SOURCE = Source(
-    name=NAME, format="auto", sniff=sniff, derive=derive, role=role, history=no_history,
+    name=NAME, format="auto", sniff=sniff, derive=derive, role=no_role, history=no_history,
     notes=("generations hold model calls, not compactions: pairs are diffed from consecutive "
            "generations (fidelity diffed)", TRUNCATED.replace("its input is", "an input")),
     read=read_lines_or_parquet, sniff_file=sniff_file)

@@ -41,7 +41,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.errors import InputError
@@ -49,7 +48,6 @@ from frayproof_audit.sources.base import (
     Compaction,
     Derived,
     Event,
-    FileRole,
     Line,
     LineProblem,
     Row,
@@ -57,6 +55,7 @@ from frayproof_audit.sources.base import (
     Source,
     Tally,
     first_objects,
+    no_role,
     parsed,
 )
 from frayproof_audit.sources.diffing import CLEARED_MARKERS
@@ -97,9 +96,6 @@ def sniff_file(path: str) -> str | None:
         return "a LangGraph checkpoint database (SQLite tables checkpoints and writes)"
     return None
 
-
-def role(path: PurePath) -> FileRole | None:
-    return None
 
 
 # --------------------------------------------------------------------------- reading (impure)
@@ -328,6 +324,6 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 
 SOURCE = Source(
-    name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=role, history=history,
+    name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=no_role, history=history,
     notes=(NO_SYSTEM, "only SQLite checkpoint databases are read (Postgres is not yet)"),
     read=read, sniff_file=sniff_file)

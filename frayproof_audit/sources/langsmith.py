@@ -24,18 +24,17 @@ is the summarizer's call; a summary message LangChain tags
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.sources.base import (
     Derived,
-    FileRole,
     Line,
     LineProblem,
     Siblings,
     Source,
     Tally,
     first_objects,
+    no_role,
 )
 from frayproof_audit.sources.lineage import Call
 from frayproof_audit.sources.requests import (
@@ -78,9 +77,6 @@ def sniff_file(path: str) -> str | None:
         return "a Parquet file of LangSmith runs (run_type, trace_id)"
     return None
 
-
-def role(path: PurePath) -> FileRole | None:
-    return None
 
 
 def _json(value: Any) -> Any:
@@ -152,7 +148,7 @@ def derive(label: str, lines: Iterable[Line], siblings: Siblings | None = None) 
 
 
 SOURCE = Source(
-    name=NAME, format="auto", sniff=sniff, derive=derive, role=role, history=no_history,
+    name=NAME, format="auto", sniff=sniff, derive=derive, role=no_role, history=no_history,
     notes=("runs hold model calls, not compactions: pairs are diffed from consecutive llm runs "
            "(fidelity diffed)", "session_id in an export is the project: threads are read from "
            "extra.metadata"),

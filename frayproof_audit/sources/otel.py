@@ -39,18 +39,17 @@ import binascii
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Any
 
 from frayproof_audit.sources.base import (
     Derived,
-    FileRole,
     Line,
     LineProblem,
     Siblings,
     Source,
     Tally,
     first_objects,
+    no_role,
 )
 from frayproof_audit.sources.lineage import Call
 from frayproof_audit.sources.requests import (
@@ -86,9 +85,6 @@ def sniff(lines: Sequence[Line]) -> str | None:
                 return f"line {row} is OTLP JSON ({key})"
     return None
 
-
-def role(path: PurePath) -> FileRole | None:
-    return None  # any name: an exporter writes where it is told
 
 
 def any_value(value: Any) -> Any:
@@ -419,7 +415,7 @@ def derive(label: str, lines: Iterable[Line], siblings: Siblings | None = None) 
 
 
 SOURCE = Source(
-    name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=role, history=no_history,
+    name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=no_role, history=no_history,
     notes=("traces hold model calls, not compactions: pairs are diffed from consecutive calls "
            "(fidelity diffed)", "content is logged only when content capture is on",
            "server-side compaction and stateful requests cannot be seen in client traces"))

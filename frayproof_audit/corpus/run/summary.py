@@ -531,21 +531,30 @@ class RunSummary:
         """Failing pairs that count under `blame` (what the failure gates count), a repeated
         pair id once."""
         if self.blame is Blame.ALL or self.introduced_failures is None:
-            return self.failed - self.duplicate_failed
+            return self.failed_once
         return self.introduced_failures
+
+    @property
+    def failed_once(self) -> int:
+        """Failing pairs, a repeated pair id once (its first record)."""
+        return self.failed - self.duplicate_failed
+
+    @property
+    def checked_once(self) -> int:
+        """Pairs the contract judged (pass + fail), a repeated pair id once: the rates' unit."""
+        return self.passed - self.duplicate_passed + self.failed_once
 
     @property
     def inherited_failures(self) -> int:
         """Failing pairs that do not count under `blame`: every error already in before (a
         repeated pair id once)."""
-        return self.failed - self.duplicate_failed - self.failures
+        return self.failed_once - self.failures
 
     @property
     def failure_rate(self) -> float | None:
         """Failures (under `blame`) over pairs that could be checked (input errors excluded), a
         repeated pair id counted once (its first record)."""
-        return _rate(self.failures, self.passed - self.duplicate_passed + self.failed
-                     - self.duplicate_failed)
+        return _rate(self.failures, self.checked_once)
 
     @property
     def gated_failed(self) -> int:
@@ -562,8 +571,7 @@ class RunSummary:
     @property
     def gated_failure_rate(self) -> float | None:
         """`failure_rate` without the pairs the known-issue baseline accepts whole."""
-        return _rate(self.gated_failed, self.passed - self.duplicate_passed + self.failed
-                     - self.duplicate_failed)
+        return _rate(self.gated_failed, self.checked_once)
 
     @property
     def mutation_score(self) -> float | None:
@@ -658,8 +666,7 @@ class RunSummary:
             "failed": self.failed,
             "introduced_failures": self.introduced_failures,
             "inherited_failures": (None if self.introduced_failures is None
-                                   else self.failed - self.duplicate_failed
-                                   - self.introduced_failures),
+                                   else self.failed_once - self.introduced_failures),
             "blame": str(self.blame),
             "input_errors": self.input_errors,
             "engine_errors": self.engine_errors,
