@@ -18,10 +18,13 @@ KIND = "postgres"
 """The input kind of a database URI (`expansion.InputFile.kind`)."""
 MASK = "***"
 
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@'\"]*):(?P<secret>[^\s'\"]*)@")
-"""A URI's `user:password@`: the password runs to the last `@` of the word (a password may hold
-an unescaped `@` or `/`; over-redacting a host is safe, showing a password is not)."""
+_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^ \t\r\n:/?#@'\"]*):(?P<secret>[^ \t\r\n'\"]*)@")
+"""A URI's `user:password@` in free text: the password runs to the last `@` of the word (a
+password may hold an unescaped `@` or `/`; over-redacting a host is safe, showing a password
+is not)."""
 _QUERY = re.compile(r"(?P<head>[?&](?:password|sslpassword)=)(?P<secret>[^&\s'\"#]*)", re.IGNORECASE)
+_QUERY_ONE = re.compile(r"(?P<head>[?&](?:password|sslpassword)=)(?P<secret>[^&#]*)", re.IGNORECASE)
+"""`password=` of one URI: its value runs to the next parameter (or the fragment)."""
 
 
 def is_database_uri(text: str) -> bool:
@@ -39,16 +42,25 @@ def redact_text(text: str) -> str:
 
 
 def redacted(uri: str) -> str:
-    """The name a database URI is shown and stored by: its password replaced by `***`."""
-    return redact_text(uri)
+    """The name one URI is shown and stored by: the password of its user info (all between the
+    first `:` after the user and the last `@`, whatever it holds) and of `password=` replaced
+    by `***`."""
+    scheme, separator, rest = uri.partition("://")
+    if not separator:
+        return redact_text(uri)
+    userinfo, at, host = rest.rpartition("@")
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:{MASK}@{host}"
+    return _QUERY_ONE.sub(lambda match: f"{match['head']}{MASK}", f"{scheme}://{rest}")
 
 
 def secrets_of(uri: str) -> tuple[str, ...]:
-    """The passwords a URI holds, as written (for tests and for scrubbing messages of a driver
-    that might quote them)."""
-    found = [match["secret"] for match in _USERINFO.finditer(uri) if match["secret"]]
-    found += [match["secret"] for match in _QUERY.finditer(uri) if match["secret"]]
-    return tuple(found)
+    """The passwords one URI holds, as written (`redacted` masks them)."""
+    _, _, rest = uri.partition("://")
+    userinfo, at, _ = rest.rpartition("@")
+    found = [userinfo.split(":", 1)[1]] if at and ":" in userinfo else []
+    found += [match["secret"] for match in _QUERY_ONE.finditer(uri)]
+    return tuple(secret for secret in found if secret)
 
 
 def scrub(text: str, uri: str) -> str:

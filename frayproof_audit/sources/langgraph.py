@@ -235,15 +235,18 @@ def _connect(uri: str) -> tuple[Any, Any]:
         raise CheckpointsError(f"reading a LangGraph Postgres checkpointer needs "
                                f"langgraph-checkpoint-postgres and psycopg ({exc.name} is not "
                                f"installed): {POSTGRES_EXTRA}") from None
-    if secrets_of(uri) == (MASK,):  # a stored name read again (`rejudge`): libpq's own password
-        uri = uri.replace(f":{MASK}@", "@", 1)  # (PGPASSWORD, ~/.pgpass) is the one to use
+    stored = secrets_of(uri) == (MASK,)
+    if stored:  # a stored name read again (`show`, `rejudge`): the password libpq finds itself
+        uri = uri.replace(f":{MASK}@", "@", 1)
     try:
         # dict rows, as `PostgresSaver.from_conn_string` asks for; no server-side prepared
         # statements (a transaction-mode pooler such as PgBouncer may refuse them)
         connection = psycopg.Connection.connect(uri, autocommit=False, prepare_threshold=None,
                                                 row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as exc:
-        raise CheckpointsError(f"{redacted(uri)}: cannot connect ({scrub(_line(exc), uri)})") from None
+        hint = ("; the name stored holds no password: set PGPASSWORD or a ~/.pgpass entry"
+                if stored else "")
+        raise CheckpointsError(f"{redacted(uri)}: cannot connect ({scrub(_line(exc), uri)}){hint}") from None
     connection.read_only = True
     connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
     return connection, PostgresSaver(connection)
@@ -260,10 +263,20 @@ def _record(item: Any) -> dict[str, Any]:
         "checkpoint_id": configurable.get("checkpoint_id"),
         "parent_checkpoint_id": parent.get("checkpoint_id"),
         "ts": checkpoint.get("ts"),
-        "metadata": plain(item.metadata or {}),
-        "versions_seen": plain(checkpoint.get("versions_seen", {})),
+        # sorted: Postgres stores both as JSONB, which orders keys its own way; a checkpoint is
+        # the same line (the same `record_sha256`) in either checkpointer
+        "metadata": _sorted(plain(item.metadata or {})),
+        "versions_seen": _sorted(plain(checkpoint.get("versions_seen", {}))),
         "channel_values": {key: plain(values[key]) for key in CHANNELS if key in values},
     }
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
 
 
 # --------------------------------------------------------------------------- deriving (pure)
