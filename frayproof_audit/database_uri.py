@@ -18,7 +18,8 @@ KIND = "postgres"
 """The input kind of a database URI (`expansion.InputFile.kind`)."""
 MASK = "***"
 
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^ \t\r\n:/?#@'\"]*):(?P<secret>[^ \t\r\n'\"]*)@")
+_USERINFO = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^ \t\r\n:/?#@'\"]*):(?P<secret>[^ \t\r\n'\"]*)@")
 """A URI's `user:password@` in free text: the password runs to the last `@` of the word (a
 password may hold an unescaped `@` or `/`; over-redacting a host is safe, showing a password
 is not)."""

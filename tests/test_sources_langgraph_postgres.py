@@ -276,9 +276,9 @@ def test_the_pairs_equal_those_of_the_same_checkpoints_in_sqlite(
                     saver.put_writes(item.config, [(channel, value)], task)
     assert list(read_source("langgraph", uri)) == list(read_source("langgraph", path))
     tables = []
-    for given in (path, uri):
+    for database in (path, uri):
         out = tmp_path / f"out-{len(tables)}"
-        run_cli("audit", given, "--source", "langgraph", "--contract", CONTRACT, "--out", out,
+        run_cli("audit", database, "--source", "langgraph", "--contract", CONTRACT, "--out", out,
                 "--run-id", "night", "-j", "1", expect=None)
         tables.append(read_table(out, "pairs").collect().drop("source").sort("pair_id"))
     assert tables[0]["pair_id"].to_list() == ["t:1", "t:2", "t:3", "u:1", "u:2"]
