@@ -1,13 +1,24 @@
-"""LangGraph checkpoints: a `langgraph-checkpoint-sqlite` database (`--source langgraph`).
+"""LangGraph checkpoints: a checkpointer's database (`--source langgraph`): a
+`langgraph-checkpoint-sqlite` file, or a `langgraph-checkpoint-postgres` database by its
+connection URI (`postgresql://user@host:port/db`).
 
 A checkpointer saves the graph's state after every step (langchain-ai/langgraph
 `libs/checkpoint-sqlite/langgraph/checkpoint/sqlite/__init__.py`: tables `checkpoints` and
-`writes`, values serialized by `JsonPlusSerializer`). The database is read through the library
-itself (`SqliteSaver.list`, which deserializes every checkpoint), thread by thread, and each
-checkpoint becomes one JSON line (`read`): its thread, namespace, id, parent id, timestamp,
-metadata, the nodes that had run (`versions_seen`), and the state's message channels as
-serialized LangChain messages (`langchain_core.load.dumpd`: format `langchain`). `derive` is
-pure over those lines, so a dump of them (any checkpointer's) is audited the same way.
+`writes`; `libs/checkpoint-postgres/langgraph/checkpoint/postgres/base.py`: `checkpoints`,
+`checkpoint_blobs`, `checkpoint_writes`; values serialized by `JsonPlusSerializer`). The
+database is read through the library itself (`SqliteSaver.list`, `PostgresSaver.list`, which
+deserialize every checkpoint), thread by thread, and each checkpoint becomes one JSON line
+(`read`): its thread, namespace, id, parent id, timestamp, metadata, the nodes that had run
+(`versions_seen`), and the state's message channels as serialized LangChain messages
+(`langchain_core.load.dumpd`: format `langchain`). The line of a checkpoint is the same in
+either database (keys of metadata and `versions_seen` sorted: Postgres keeps them as JSONB).
+`derive` is pure over those lines, so a dump of them (any checkpointer's) is audited the same
+way.
+
+Postgres is read read-only: one `READ ONLY`, `REPEATABLE READ` transaction (a consistent
+snapshot while the graph writes), never `setup()` (it would create tables in the user's
+database). Its URI's password is never shown: every message names it `redacted`
+(`frayproof_audit.database_uri`).
 
 A step is a compaction when, from a checkpoint's parent to it (`parent_checkpoint_id`: forks
 are branches of their own):
@@ -30,8 +41,7 @@ are branches of their own):
 Every such step is one `Compaction` (fidelity `explicit`), `session_id` the thread id (with
 the namespace of a subgraph), `compactor` the node that ran in the step (the one whose
 `versions_seen` changed: `SummarizationMiddleware.before_model`). The system prompt of a
-`create_agent` agent is not in the state: it is in neither before nor after. Postgres
-checkpointers are not read yet (a dump of their checkpoints as these JSON lines is).
+`create_agent` agent is not in the state: it is in neither before nor after.
 """
 
 from __future__ import annotations
@@ -437,5 +447,6 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 SOURCE = Source(
     name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=no_role, history=history,
-    notes=(NO_SYSTEM, "only SQLite checkpoint databases are read (Postgres is not yet)"),
+    notes=(NO_SYSTEM, "a Postgres checkpointer is read by its connection URI (pip install "
+                      "'frayproof-audit[postgres]'), read-only, its password never shown"),
     read=read, sniff_file=sniff_file)
