@@ -468,3 +468,13 @@ def test_a_crash_log_names_the_uri_without_its_password(tmp_path: Path,
     assert log is not None
     text = log.read_text()
     assert PASSWORD not in text and text.count("postgresql://postgres:***@127.0.0.1:5432/db") == 2
+
+
+def test_without_the_postgres_packages_the_error_says_what_to_install(
+        server: Server, trimmed: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "langgraph.checkpoint.postgres", None)
+    with pytest.raises(InputError, match=r"langgraph.checkpoint.postgres is not installed.*"
+                                         r"pip install 'frayproof-audit\[postgres\]'"):
+        list(read_source("langgraph", trimmed))
+    result = run_cli("pairs", "--source", "langgraph", trimmed, expect=2)
+    assert "pip install 'frayproof-audit[postgres]'" in result.stderr and PASSWORD not in result.stderr
