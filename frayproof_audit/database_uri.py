@@ -55,6 +55,14 @@ def redacted(uri: str) -> str:
     return _QUERY_ONE.sub(lambda match: f"{match['head']}{MASK}", f"{scheme}://{rest}")
 
 
+def shown(text: str) -> str:
+    """How a command-line word or an input name is stored and shown: a database URI
+    `redacted` whole (its password may hold `/` or `@`), any other text by `redact_text`
+    (which masks only a `scheme://user:password@` authority, leaving an object-store path such
+    as `s3://bucket/a:b@c` as written)."""
+    return redacted(text) if is_database_uri(text) else redact_text(text)
+
+
 def secrets_of(uri: str) -> tuple[str, ...]:
     """The passwords one URI holds, as written (`redacted` masks them)."""
     _, _, rest = uri.partition("://")

@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import read_table
-from frayproof_audit.database_uri import redact_text, redacted, secrets_of
+from frayproof_audit.database_uri import redact_text, redacted, secrets_of, shown
 from frayproof_audit.errors import InputError
 from frayproof_audit.sources import Compaction, derive, detect_file, read_source
 from tests.helpers import EXAMPLES, run_cli
@@ -439,6 +439,16 @@ def test_redaction_hides_every_password_a_uri_holds(given: str, shown: str) -> N
     assert redact_text(given) == shown
     if given.startswith("postgres"):
         assert redacted(given) == shown
+
+
+@pytest.mark.parametrize(("given", "stored"), [
+    ("postgresql://u:p@ss/w@h/db", "postgresql://u:***@h/db"),
+    ("s3://bucket/night:1@2/logs.jsonl", "s3://bucket/night:1@2/logs.jsonl"),  # a path, no password
+    ("https://u:pw@h/logs", "https://u:***@h/logs"),
+    ("--out=audit:2025-06-02", "--out=audit:2025-06-02"),
+])
+def test_a_stored_name_masks_passwords_and_keeps_object_store_paths(given: str, stored: str) -> None:
+    assert shown(given) == stored
 
 
 @settings(max_examples=200, deadline=None)

@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 import click
 
 from frayproof_audit import __version__
-from frayproof_audit.database_uri import redact_text, redacted
+from frayproof_audit.database_uri import redact_text, shown
 from frayproof_audit.report import (
     EXIT_INPUT_ERROR,
     EXIT_INTERNAL_ERROR,
@@ -128,7 +128,7 @@ def write_crash_log(wanted: Path | None, exc: BaseException) -> Path | None:
     now = datetime.now(UTC)
     text = "\n".join([
         f"frayproof-audit {__version__} crashed at {now.isoformat()}",
-        f"argv: {[redacted(arg) if '://' in arg else arg for arg in sys.argv]!r}",
+        f"argv: {[shown(arg) for arg in sys.argv]!r}",
         f"cwd: {os.getcwd()}",
         f"python: {sys.version.split()[0]} on {platform.platform()}",
         "",

@@ -20,7 +20,7 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
-from frayproof_audit.database_uri import redacted
+from frayproof_audit.database_uri import shown
 from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
@@ -296,8 +296,8 @@ def runs_row(
         "contract_text": contract.source_text,
         "contract_fingerprint": contract.fingerprint,
         # a database URI's password is never stored (`database_uri`)
-        "inputs": [redacted(given) if "://" in given else given for given in config.inputs],
-        "argv": [redacted(arg) if "://" in arg else arg for arg in config.argv],
+        "inputs": [shown(given) for given in config.inputs],
+        "argv": [shown(arg) for arg in config.argv],
         "options": canonical(config.options()).decode(),  # bounded at parse time; exact anyway
         "backend": config.backend,
         "n_jobs": n_jobs,
