@@ -211,11 +211,11 @@ def audit_command(
 
     INPUTS are files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet), globs or folders (searched
     recursively, Hive layouts included): pair records, or the logs a source reads (Codex
-    rollouts, Claude Code and Gemini CLI sessions, LangGraph checkpoint databases, OTLP,
-    Langfuse and LangSmith exports), each compaction in them one pair. Bad records are
-    reported as input errors; the run goes on. Exit 0 pass, 1 a gate failed, 2 bad contract,
-    input path, option or output folder, a full disk, or nothing audited (no pair could be
-    checked, and no log line was read).
+    rollouts, Claude Code and Gemini CLI sessions, LangGraph checkpoint databases: a SQLite
+    file or a postgresql:// URI, OTLP, Langfuse and LangSmith exports), each compaction in
+    them one pair. Bad records are reported as input errors; the run goes on. Exit 0 pass, 1 a
+    gate failed, 2 bad contract, input path, option or output folder, a full disk, or nothing
+    audited (no pair could be checked, and no log line was read).
 
     \b
     Example:

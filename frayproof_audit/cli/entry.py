@@ -34,6 +34,7 @@ from typing import Any, NoReturn
 import click
 
 from frayproof_audit import __version__
+from frayproof_audit.database_uri import redact_text, shown
 from frayproof_audit.report import (
     EXIT_INPUT_ERROR,
     EXIT_INTERNAL_ERROR,
@@ -127,12 +128,13 @@ def write_crash_log(wanted: Path | None, exc: BaseException) -> Path | None:
     now = datetime.now(UTC)
     text = "\n".join([
         f"frayproof-audit {__version__} crashed at {now.isoformat()}",
-        f"argv: {sys.argv!r}",
+        f"argv: {[shown(arg) for arg in sys.argv]!r}",
         f"cwd: {os.getcwd()}",
         f"python: {sys.version.split()[0]} on {platform.platform()}",
         "",
         _traceback(exc),
     ])
+    text = redact_text(text)  # a database URI's password, wherever the traceback quotes it
     fallback = Path(tempfile.gettempdir()) / f"frayproof-audit-crash-{now:%Y%m%dT%H%M%SZ}-{os.getpid()}.log"
     for path in ([wanted] if wanted is not None else []) + [fallback]:
         try:
@@ -150,7 +152,7 @@ def _traceback(exc: BaseException) -> str:
 
 def _stderr(text: str) -> None:
     with contextlib.suppress(OSError):  # stderr gone too: the exit code is all that is left
-        click.echo(text, err=True)
+        click.echo(redact_text(text), err=True)
 
 
 def _silence_stdout() -> None:

@@ -36,12 +36,12 @@ def pairs_command(logs: tuple[str, ...], source: str, output: str | None,
     """Show (or write) the compaction pairs found in agents' own logs: what audit judges.
 
     LOGS are files, globs or folders, read as audit reads them (Codex rollouts, Claude Code
-    and Gemini CLI sessions, LangGraph checkpoint databases, OTLP, Langfuse and LangSmith
-    exports). Without -o: a table per file of its compactions (session, line, event, trigger,
-    messages and tokens before → after, fidelity; for request logs every transition of every
-    lineage and its classification). Exit 0 every row a pair, 2 a row that is an input error
-    (a line that is not JSON, a compaction whose before or after cannot be rebuilt), no log,
-    or an input path that names nothing.
+    and Gemini CLI sessions, LangGraph checkpoint databases (a SQLite file or a postgresql://
+    URI), OTLP, Langfuse and LangSmith exports). Without -o: a table per file of its
+    compactions (session, line, event, trigger, messages and tokens before → after, fidelity;
+    for request logs every transition of every lineage and its classification). Exit 0 every
+    row a pair, 2 a row that is an input error (a line that is not JSON, a compaction whose
+    before or after cannot be rebuilt), no log, or an input path that names nothing.
 
     \b
     Example:

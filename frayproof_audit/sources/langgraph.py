@@ -1,13 +1,24 @@
-"""LangGraph checkpoints: a `langgraph-checkpoint-sqlite` database (`--source langgraph`).
+"""LangGraph checkpoints: a checkpointer's database (`--source langgraph`): a
+`langgraph-checkpoint-sqlite` file, or a `langgraph-checkpoint-postgres` database by its
+connection URI (`postgresql://user@host:port/db`).
 
 A checkpointer saves the graph's state after every step (langchain-ai/langgraph
 `libs/checkpoint-sqlite/langgraph/checkpoint/sqlite/__init__.py`: tables `checkpoints` and
-`writes`, values serialized by `JsonPlusSerializer`). The database is read through the library
-itself (`SqliteSaver.list`, which deserializes every checkpoint), thread by thread, and each
-checkpoint becomes one JSON line (`read`): its thread, namespace, id, parent id, timestamp,
-metadata, the nodes that had run (`versions_seen`), and the state's message channels as
-serialized LangChain messages (`langchain_core.load.dumpd`: format `langchain`). `derive` is
-pure over those lines, so a dump of them (any checkpointer's) is audited the same way.
+`writes`; `libs/checkpoint-postgres/langgraph/checkpoint/postgres/base.py`: `checkpoints`,
+`checkpoint_blobs`, `checkpoint_writes`; values serialized by `JsonPlusSerializer`). The
+database is read through the library itself (`SqliteSaver.list`, `PostgresSaver.list`, which
+deserialize every checkpoint), thread by thread, and each checkpoint becomes one JSON line
+(`read`): its thread, namespace, id, parent id, timestamp, metadata, the nodes that had run
+(`versions_seen`), and the state's message channels as serialized LangChain messages
+(`langchain_core.load.dumpd`: format `langchain`). The line of a checkpoint is the same in
+either database (keys of metadata and `versions_seen` sorted: Postgres keeps them as JSONB).
+`derive` is pure over those lines, so a dump of them (any checkpointer's) is audited the same
+way.
+
+Postgres is read read-only: one `READ ONLY`, `REPEATABLE READ` transaction (a consistent
+snapshot while the graph writes), never `setup()` (it would create tables in the user's
+database). Its URI's password is never shown: every message names it `redacted`
+(`frayproof_audit.database_uri`).
 
 A step is a compaction when, from a checkpoint's parent to it (`parent_checkpoint_id`: forks
 are branches of their own):
@@ -30,8 +41,7 @@ are branches of their own):
 Every such step is one `Compaction` (fidelity `explicit`), `session_id` the thread id (with
 the namespace of a subgraph), `compactor` the node that ran in the step (the one whose
 `versions_seen` changed: `SummarizationMiddleware.before_model`). The system prompt of a
-`create_agent` agent is not in the state: it is in neither before nor after. Postgres
-checkpointers are not read yet (a dump of their checkpoints as these JSON lines is).
+`create_agent` agent is not in the state: it is in neither before nor after.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from frayproof_audit.database_uri import MASK, is_database_uri, redacted, scrub, secrets_of
 from frayproof_audit.errors import InputError
 from frayproof_audit.sources.base import (
     Compaction,
@@ -63,6 +74,9 @@ from frayproof_audit.sources.diffing import CLEARED_MARKERS
 NAME = "langgraph"
 FORMAT = "langchain"
 EXTRA = "pip install 'frayproof-audit[langgraph]'"
+POSTGRES_EXTRA = "pip install 'frayproof-audit[postgres]'"
+CONNECT_TIMEOUT = 10
+"""Seconds to wait for a Postgres server before saying it cannot be reached."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
 REMOVE_ALL = "__remove_all__"
 """`langgraph.graph.message.REMOVE_ALL_MESSAGES`."""
@@ -83,6 +97,20 @@ def sniff(lines: Sequence[Line]) -> str | None:
 
 
 def sniff_file(path: str) -> str | None:
+    """Evidence from the file's own tables; for a Postgres connection URI, from the database's
+    (a URI names one database, so one that cannot be reached or holds no checkpointer is a
+    `CheckpointsError` saying why, before any work, rather than no evidence)."""
+    if is_database_uri(path):
+        connection, _ = _connect(path)
+        try:
+            with connection.cursor() as cursor:
+                _require_tables(cursor, path)
+        except _psycopg_errors() as exc:
+            raise CheckpointsError(f"{redacted(path)}: cannot read the database "
+                                   f"({scrub(_line(exc), path)})") from None
+        finally:
+            connection.close()
+        return "a LangGraph checkpoint database (PostgreSQL tables " + ", ".join(POSTGRES_TABLES) + ")"
     try:
         with open(path, "rb") as handle:
             if handle.read(16) != SQLITE_MAGIC:
@@ -123,7 +151,11 @@ def plain(value: Any) -> Any:
 
 
 def read(path: str) -> Iterator[bytes]:
-    """Every checkpoint of the database, thread by thread, oldest first, as a JSON line."""
+    """Every checkpoint of the database (a SQLite file, or a Postgres database by its connection
+    URI), thread by thread, oldest first, as a JSON line."""
+    if is_database_uri(path):
+        yield from _read_postgres(path)
+        return
     try:
         from langgraph.checkpoint.sqlite import SqliteSaver
     except ImportError as exc:
@@ -131,8 +163,8 @@ def read(path: str) -> Iterator[bytes]:
                                f"langgraph-checkpoint-sqlite ({exc.name} is not installed): "
                                f"{EXTRA}") from exc
     if "://" in path:
-        raise CheckpointsError(f"{path}: only SQLite checkpoint databases are read (a Postgres "
-                               "checkpointer is not supported yet)")
+        raise CheckpointsError(f"{redacted(path)}: a checkpoint database is a SQLite file or a "
+                               "Postgres connection URI (postgresql://user@host:port/db)")
     if not os.path.isfile(path):
         raise CheckpointsError(f"{path}: no such checkpoint database")
     connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
@@ -140,14 +172,94 @@ def read(path: str) -> Iterator[bytes]:
         saver = SqliteSaver(connection)
         threads = [thread for (thread,) in connection.execute(
             "select distinct thread_id from checkpoints order by thread_id")]
-        for thread in threads:
-            found = list(saver.list({"configurable": {"thread_id": thread}}))
-            for item in reversed(found):  # `list` gives the newest first
-                yield (json.dumps(_record(item), ensure_ascii=False) + "\n").encode("utf-8")
+        yield from _lines(saver, threads)
     except sqlite3.Error as exc:
         raise CheckpointsError(f"{path}: not a readable checkpoint database ({exc})") from exc
     finally:
         connection.close()
+
+
+def _lines(saver: Any, threads: Iterable[Any]) -> Iterator[bytes]:
+    """The checkpoints of each thread (every namespace), oldest first: `list` gives the newest
+    first, by checkpoint id, for both checkpointers."""
+    for thread in threads:
+        found = list(saver.list({"configurable": {"thread_id": thread}}))
+        for item in reversed(found):
+            yield (json.dumps(_record(item), ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _read_postgres(uri: str) -> Iterator[bytes]:
+    """A Postgres checkpointer's checkpoints, through the library's own `PostgresSaver` (its
+    queries and its deserializer), in one read-only, repeatable-read transaction: a graph
+    writing meanwhile is seen as it was when the read began, and nothing is ever written
+    (`setup()`, which creates and migrates tables, is never called)."""
+    connection, saver = _connect(uri)
+    try:
+        with connection.cursor() as cursor:
+            _require_tables(cursor, uri)
+            # COLLATE "C": thread ids in byte order, as SQLite orders them, whatever the locale
+            cursor.execute('SELECT DISTINCT thread_id COLLATE "C" AS thread_id FROM checkpoints '
+                           'ORDER BY 1')
+            threads = [row["thread_id"] for row in cursor.fetchall()]
+        yield from _lines(saver, threads)
+    except _psycopg_errors() as exc:
+        raise CheckpointsError(f"{redacted(uri)}: cannot read the LangGraph checkpoints "
+                               f"({scrub(_line(exc), uri)})") from None
+    finally:
+        connection.close()
+
+
+POSTGRES_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+"""What `PostgresSaver.list` reads (`langgraph/checkpoint/postgres/base.py`: `SELECT_SQL`)."""
+
+
+def _require_tables(cursor: Any, uri: str) -> None:
+    """A `CheckpointsError` naming the checkpointer tables the database (its search path) lacks."""
+    cursor.execute("SELECT name FROM unnest(%s::text[]) AS name WHERE to_regclass(name) IS NULL",
+                   (list(POSTGRES_TABLES),))
+    missing = [row["name"] for row in cursor.fetchall()]
+    if missing:
+        raise CheckpointsError(f"{redacted(uri)}: no LangGraph checkpointer tables in this database"
+                               f" (missing {', '.join(missing)}; the application creates them with"
+                               " PostgresSaver.setup())")
+
+
+def _psycopg_errors() -> tuple[type[Exception], ...]:
+    import psycopg
+
+    return (psycopg.Error,)
+
+
+def _line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _connect(uri: str) -> tuple[Any, Any]:
+    """A read-only connection to `uri` and a `PostgresSaver` on it; a clear `CheckpointsError`
+    (password redacted) when the packages are missing or the database cannot be reached."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+    except ImportError as exc:
+        raise CheckpointsError(f"reading a LangGraph Postgres checkpointer needs "
+                               f"langgraph-checkpoint-postgres and psycopg ({exc.name} is not "
+                               f"installed): {POSTGRES_EXTRA}") from None
+    stored = secrets_of(uri) == (MASK,)
+    if stored:  # a stored name read again (`show`, `rejudge`): the password libpq finds itself
+        uri = uri.replace(f":{MASK}@", "@", 1)
+    try:
+        # dict rows, as `PostgresSaver.from_conn_string` asks for; no server-side prepared
+        # statements (a transaction-mode pooler such as PgBouncer may refuse them)
+        connection = psycopg.Connection.connect(uri, autocommit=False, prepare_threshold=None,
+                                                row_factory=dict_row, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        hint = ("; the name stored holds no password: set PGPASSWORD or a ~/.pgpass entry"
+                if stored else "")
+        raise CheckpointsError(f"{redacted(uri)}: cannot connect ({scrub(_line(exc), uri)}){hint}") from None
+    connection.read_only = True
+    connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    return connection, PostgresSaver(connection)
 
 
 def _record(item: Any) -> dict[str, Any]:
@@ -161,10 +273,20 @@ def _record(item: Any) -> dict[str, Any]:
         "checkpoint_id": configurable.get("checkpoint_id"),
         "parent_checkpoint_id": parent.get("checkpoint_id"),
         "ts": checkpoint.get("ts"),
-        "metadata": plain(item.metadata or {}),
-        "versions_seen": plain(checkpoint.get("versions_seen", {})),
+        # sorted: Postgres stores both as JSONB, which orders keys its own way; a checkpoint is
+        # the same line (the same `record_sha256`) in either checkpointer
+        "metadata": _sorted(plain(item.metadata or {})),
+        "versions_seen": _sorted(plain(checkpoint.get("versions_seen", {}))),
         "channel_values": {key: plain(values[key]) for key in CHANNELS if key in values},
     }
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
 
 
 # --------------------------------------------------------------------------- deriving (pure)
@@ -325,5 +447,6 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 SOURCE = Source(
     name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=no_role, history=history,
-    notes=(NO_SYSTEM, "only SQLite checkpoint databases are read (Postgres is not yet)"),
+    notes=(NO_SYSTEM, "a Postgres checkpointer is read by its connection URI (pip install "
+                      "'frayproof-audit[postgres]'), read-only, its password never shown"),
     read=read, sniff_file=sniff_file)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from frayproof_audit.corpus.dataset.record_readback import State
+from frayproof_audit.database_uri import is_database_uri
 from frayproof_audit.jsonio import compact
 from frayproof_audit.sources import SOURCES, Compaction, derive, file_siblings, read_source
 
@@ -61,12 +62,16 @@ def iter_derived(refs: Iterable[DerivedRef], root: str | None = None) -> Iterato
     for ref in refs:
         by_file.setdefault((ref.source_kind, ref.source), []).append(ref)
     for (kind, source), wanted in sorted(by_file.items()):
-        path = source if root is None or os.path.isabs(source) else os.path.join(root, source)
-        if not os.path.isfile(path):
+        # a database is read again by its stored name, whose redacted password (`***`) means
+        # the one libpq finds itself (PGPASSWORD, ~/.pgpass)
+        database = is_database_uri(source)
+        path = source if database or root is None or os.path.isabs(source) else os.path.join(root, source)
+        if not database and not os.path.isfile(path):
             yield from (DerivedBack(ref, "gone", reason=f"'{source}' no longer exists") for ref in wanted)
             continue
         try:
-            derived = derive(kind, source, read_source(kind, path), file_siblings(path))
+            derived = derive(kind, source, read_source(kind, path),
+                             None if database else file_siblings(path))
         except (OSError, ValueError) as exc:
             yield from (DerivedBack(ref, "unreadable", reason=f"cannot derive '{source}' again: {exc}")
                         for ref in wanted)

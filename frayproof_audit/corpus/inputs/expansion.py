@@ -8,7 +8,11 @@ What expansion promises, because a nightly job runs it unattended:
 
 * An input is a URI only when it starts with `scheme://` (`s3://bucket/logs/`, `gs://…`):
   then it is read through fsspec (`corpus/inputs/location.py`), `file://` being a local path. Anything
-  else, colons included (`audit:2025-06-02/`), is a local path.
+  else, colons included (`audit:2025-06-02/`), is a local path. A database connection URI
+  (`postgresql://`, `postgres://`: `frayproof_audit/database_uri.py`) is no file: it is one input
+  of kind `postgres`, read by the source that has evidence of it (`accepts`: a LangGraph
+  checkpointer), never by fsspec; its `path` (what every table and message shows) has its
+  password redacted, the URI as given is only what the reader connects with (`local`).
 * Inputs are regular files. A FIFO, a device or a socket would block or never end, so naming one
   is an error, and so is `-` (standard input is not read: save it to a file first).
 * Folder walks follow symbolic links but enter every folder once (by device and inode), so links
@@ -30,11 +34,12 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from typing import IO
 from urllib.parse import unquote
 
+from frayproof_audit import database_uri
 from frayproof_audit.corpus.inputs import location
 from frayproof_audit.corpus.store.layout import LOCK, RUNS_FOLDER, STAGING
 from frayproof_audit.errors import InputError
@@ -79,14 +84,15 @@ class InputFile:
     """One input file. `hive` holds `key=value` folder names above it (values URL-decoded).
 
     `path` is the name tables and messages show; `os_path` is the name to open when the two
-    differ (a file name that is not UTF-8). Readers open `local`.
+    differ (a file name that is not UTF-8; a database URI whose password `path` redacts, hence
+    never in the repr). Readers open `local`.
     """
 
     path: str
     kind: str
     size: int
     hive: tuple[tuple[str, str], ...] = ()
-    os_path: str | None = None
+    os_path: str | None = field(default=None, repr=False)
     remote: bool = False
     """`path` is a URI read through fsspec (`s3://…`), not a local file."""
     source: str = "pairs"
@@ -100,9 +106,14 @@ class InputFile:
     def local(self) -> str:
         return self.path if self.os_path is None else self.os_path
 
+    @property
+    def database(self) -> bool:
+        """A database connection URI (`postgresql://…`), read by its source, not a file."""
+        return self.kind == database_uri.KIND
+
     def absolute(self) -> InputFile:
         """The same file, opened by an absolute name (for workers with another working folder)."""
-        if self.remote or os.path.isabs(self.local):
+        if self.remote or self.database or os.path.isabs(self.local):
             return self
         return replace(self, os_path=os.path.abspath(self.local))
 
@@ -147,7 +158,10 @@ def display_path(path: str) -> str:
 
 
 def kind_of(path: str) -> str | None:
-    """The kind of a file by its name: a `KINDS` or a `SOURCE_KINDS` one, or None."""
+    """The kind of a file by its name: a `KINDS` or a `SOURCE_KINDS` one, or None (`postgres`
+    for a database URI, whatever its name ends with)."""
+    if database_uri.is_database_uri(path):
+        return database_uri.KIND
     lowered = path.lower()
     for ending in _ENDINGS:
         if lowered.endswith(ending):
@@ -415,6 +429,10 @@ def expand_inputs(
     chosen: dict[str, str] = {}  # realpath -> path as spelled
     remote: dict[str, InputFile] = {}
     for given in inputs:
+        if database_uri.is_database_uri(given):
+            file = _database(given, accepts)
+            remote.setdefault(file.path, file)
+            continue
         local = location.local_path(given)
         if local is None:
             for file in _remote_files(given, out, expander):
@@ -428,6 +446,19 @@ def expand_inputs(
         raise InputFileError(f"the inputs hold no {_NONE_FOUND}{also}")
     found = [_input_file(path, accepts) for path in chosen.values()] + list(remote.values())
     return ExpandedInputs(tuple(sorted(found, key=lambda file: file.path)), skipped)
+
+
+def _database(uri: str, accepts: Accepts | None) -> InputFile:
+    """The input a database connection URI names, if a source of this run reads it (`accepts`
+    asks the source, which connects: one that cannot be reached is an error here, exit 2)."""
+    shown = database_uri.redacted(uri)
+    if accepts is None:
+        raise InputFileError(f"input '{shown}' is a database, which only a source reads"
+                             " (--source langgraph reads a LangGraph Postgres checkpointer)")
+    if not accepts(uri, database_uri.KIND):
+        raise InputFileError(f"input '{shown}': no source of this run reads a database"
+                             " (--source langgraph reads a LangGraph Postgres checkpointer)")
+    return InputFile(shown, database_uri.KIND, 0, os_path=None if shown == uri else uri)
 
 
 def _remote_files(given: str, out: str | None, expander: _Expander) -> list[InputFile]:

@@ -27,6 +27,11 @@ The bytes after the last newline of a plain JSONL file are a line being written,
 yet: they are held back (not audited, not an input error) and the summary names them; the next
 run starts at them. A compressed input is never appended to: its last line is complete.
 
+A database (a `postgresql://` URI) has no bytes of its own to compare: its checkpoints as its
+source reads them (the JSON lines `derive` is given) are its bytes, so an unchanged database is
+skipped and any change to what it holds (a checkpoint more, a thread rewritten) audits it again,
+whole, as a changed SQLite database is. That reads the database twice on a night it changed.
+
 Hashing reads every input once more (at disk or network speed, far below the cost of auditing);
 a changed input is read a second time when other names' entries are left unclaimed, and a new
 compressed one is then decompressed once, on its first night. A damaged `runs` file or `sources`
@@ -458,6 +463,8 @@ def _scan(file: InputFile, prefixes: Iterable[int]) -> _Scan:
     """Size, content hash, the hash of the first N bytes for each wanted N, the end of the last
     complete line and whether a line is being written after it, reading the file once up to
     its size at expansion."""
+    if file.database:
+        return _database_scan(file)
     digest = hashlib.sha256()
     wanted = sorted(size for size in set(prefixes) if size <= file.size)
     found: dict[int, str] = {}
@@ -483,6 +490,21 @@ def _scan(file: InputFile, prefixes: Iterable[int]) -> _Scan:
     if wanted and wanted[0] == 0:
         found[0] = _EMPTY_SHA
     return _Scan(offset, digest.hexdigest(), resume, newlines, found, tail and file.kind == _PLAIN)
+
+
+def _database_scan(file: InputFile) -> _Scan:
+    """A database's size and hash: of its checkpoints as the source reads them, one JSON line
+    each (a database that cannot be read is the source's `InputError`, exit 2)."""
+    from frayproof_audit.sources import read_source
+
+    digest = hashlib.sha256()
+    size = lines = 0
+    for line in read_source(file.source, file.local):
+        data = line.encode("utf-8") if isinstance(line, str) else line
+        digest.update(data)
+        size += len(data)
+        lines += 1
+    return _Scan(size, digest.hexdigest(), size, lines, {}, False)
 
 
 def _content_prefixes(file: InputFile, prefixes: Iterable[int]) -> dict[int, str]:

@@ -36,7 +36,7 @@ _NOT_JSON = b"\x00\n"
 stream): no JSON, so the source counts it as a bad line, and the reader's reason replaces the
 source's."""
 LINE_KINDS = frozenset({"jsonl", "jsonl.gz", "jsonl.zst"})
-LABELS = {"parquet": "row", "sqlite": "checkpoint"}
+LABELS = {"parquet": "row", "sqlite": "checkpoint", "postgres": "checkpoint"}
 """What a row's place is called, by kind of file (`line` for JSON lines)."""
 
 
@@ -87,7 +87,7 @@ def read_source_rows(shard: Shard, max_record_bytes: int) -> SourceRows:
         lines = _lines(shard, max_record_bytes, hashes, replaced, blank)
     else:
         lines = _hashed(read_source(source, file.local), hashes)
-    siblings = None if file.remote else file_siblings(file.local)
+    siblings = None if file.remote or file.database else file_siblings(file.local)
     try:
         found = derive(source, file.path, lines, siblings)
     except (InputError, OSError, pa.ArrowException, sqlite3.Error) as exc:

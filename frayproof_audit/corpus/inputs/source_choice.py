@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
+from frayproof_audit import database_uri
 from frayproof_audit.corpus.inputs.expansion import Accepts, InputFile
 from frayproof_audit.corpus.inputs.field_map import ConfigError
 from frayproof_audit.errors import InputError
@@ -61,6 +62,8 @@ def accepts(source: str) -> Accepts | None:
         return None
 
     def accept(path: str, kind: str) -> bool:
+        if kind == database_uri.KIND:  # a connection URI: the source's own evidence (it connects)
+            return bool(_file_evidence(source, path))
         if not _regular(path):  # never open a FIFO or a device to look at it
             return False
         if kind == "json":

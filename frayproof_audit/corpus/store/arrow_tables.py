@@ -20,6 +20,7 @@ import orjson
 import pyarrow as pa
 
 from frayproof_audit import __version__
+from frayproof_audit.database_uri import shown
 from frayproof_audit.jsonio import canonical
 
 if TYPE_CHECKING:
@@ -294,8 +295,9 @@ def runs_row(
         "contract_sha256": contract.sha256,
         "contract_text": contract.source_text,
         "contract_fingerprint": contract.fingerprint,
-        "inputs": list(config.inputs),
-        "argv": list(config.argv),
+        # a database URI's password is never stored (`database_uri`)
+        "inputs": [shown(given) for given in config.inputs],
+        "argv": [shown(arg) for arg in config.argv],
         "options": canonical(config.options()).decode(),  # bounded at parse time; exact anyway
         "backend": config.backend,
         "n_jobs": n_jobs,
