@@ -37,6 +37,7 @@ from frayproof_audit.jsonio import plain_tree_copy
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
+from frayproof_audit.mutate.collector import collector_paused
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import (
     Candidate,
@@ -307,6 +308,17 @@ def _mutate(
 ) -> MutationReport:
     if not baseline.passed:
         return MutationReport(baseline)
+    with collector_paused():  # the loop makes no cycles; see mutate/collector.py
+        return _judged(raw, after, contract, facts, baseline, chosen, verify, budget, found)
+
+
+def _judged(
+    raw: list[Any], after: Loaded, contract: Contract, facts: BeforeFacts,
+    baseline: Report, chosen: tuple[str, ...], verify: bool, budget: int | None,
+    found: Mapping[str, list[Violation]] | None,
+) -> MutationReport:
+    """Every mutant of a passing pair judged: the fast path, or the reference one (`verify`,
+    or an output whose lists share objects), or both compared."""
     sites = [(name, get_operator(name).find_sites(after, contract, facts)) for name in chosen]
     groups, left = apply_budget(sites, budget, raw)
     fast_ok = not shares_mutable_objects(raw)
