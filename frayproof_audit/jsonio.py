@@ -443,7 +443,7 @@ def _tree_copy(value: Any, seen: set[int], depth: int) -> Any:
     if type(value) is dict:
         copied: dict[str, Any] = {}
         for key, item in value.items():
-            if type(key) is not str or not _unicode(key):
+            if type(key) is not str or (not key.isascii() and not _unicode(key)):
                 raise _NotTree
             kind = type(item)
             if kind is str:
