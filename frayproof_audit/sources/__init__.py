@@ -47,6 +47,7 @@ from frayproof_audit.sources.base import (
     LineProblem,
     Row,
     Siblings,
+    SniffedHead,
     Source,
     Transition,
     Trigger,
@@ -98,7 +99,7 @@ def pairs_evidence(lines: Sequence[Line]) -> str | None:
 
 def evidence(lines: Sequence[Line]) -> dict[str, str]:
     """Each candidate source's evidence from a file's first lines (absent: none)."""
-    head = list(lines[:SNIFF_LINES])
+    head = SniffedHead(lines[:SNIFF_LINES])  # parsed once, whichever source asks first
     found: dict[str, str] = {}
     seen = pairs_evidence(head)
     if seen is not None:

@@ -290,9 +290,31 @@ def parsed(lines: Iterable[Line], tally: Tally) -> Iterator[tuple[int, dict[str,
         yield row, value
 
 
+class SniffedHead(list[Line]):
+    """A file's first lines, parsed once however many sources sniff them (`evidence` hands
+    each source the same head; `first_objects` keeps its parse here). Each source parsing the
+    lines again cost eight strict parses of every head line: on files of 270 KB pair records,
+    a sixth of a check-only audit."""
+
+    __slots__ = ("_objects",)
+
+    def __init__(self, lines: Iterable[Line] = ()) -> None:
+        super().__init__(lines)
+        self._objects: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+
+
 def first_objects(lines: Sequence[Line], limit: int = 8) -> list[tuple[int, dict[str, Any]]]:
     """The JSON objects among a file's first lines (for `sniff`): what cannot be parsed is no
-    evidence of anything."""
+    evidence of anything. A `SniffedHead`'s lines are parsed the first time only."""
+    if isinstance(lines, SniffedHead):
+        kept = lines._objects.get(limit)
+        if kept is None:
+            kept = lines._objects[limit] = _objects(lines, limit)
+        return list(kept)
+    return _objects(lines, limit)
+
+
+def _objects(lines: Sequence[Line], limit: int) -> list[tuple[int, dict[str, Any]]]:
     found: list[tuple[int, dict[str, Any]]] = []
     for row, value in parsed(lines[:limit], Tally()):
         if isinstance(value, dict):

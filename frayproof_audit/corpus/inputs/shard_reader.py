@@ -151,17 +151,19 @@ def head_lines(file: InputFile, count: int, budget: int) -> list[bytes]:
     endings included, as far as `budget` bytes reach: a line the budget cuts is left out, and
     so is everything after it. Blank lines are kept (they are lines)."""
     buffer = bytearray()
+    newlines = 0  # counted chunk by chunk: counting the whole buffer each time was quadratic
     ended = False  # the stream's end was read (its last line may lack a newline)
     with open_input(file) as raw:
         handle: IO[bytes] | io.BufferedIOBase = raw if file.kind == "jsonl" else decompressed(file.kind, raw)
         try:
             # read(n), not readline(n): a remote file's readline takes no size (fsspec)
-            while buffer.count(b"\n") < count and len(buffer) < budget:
+            while newlines < count and len(buffer) < budget:
                 chunk = handle.read(min(_HEAD_CHUNK, budget - len(buffer)))
                 if not chunk:
                     ended = True
                     break
                 buffer += chunk
+                newlines += chunk.count(b"\n")
         except DECOMPRESS_ERRORS:
             pass  # a damaged stream: the lines read so far are the evidence there is
         finally:
