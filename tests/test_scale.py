@@ -135,6 +135,27 @@ def test_dask_through_the_cli_with_a_local_cluster(tmp_path: Path) -> None:
     assert (run["backend"], run["n_jobs"]) == ("dask", 2)
 
 
+def test_a_local_dask_cluster_leaves_the_callers_environment_as_it_was(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each nanny writes `distributed.nanny.pre-spawn-environ` and PYTHONHASHSEED into this
+    process's environment before spawning its worker; an audit takes them back when it ends,
+    so the caller's later subprocesses do not inherit Dask's settings."""
+    dask = pytest.importorskip("dask")
+    pytest.importorskip("dask.distributed")
+    written = [*sorted(dask.config.get("distributed.nanny.pre-spawn-environ", {})), "PYTHONHASHSEED",
+               "__DASK_PARENT_PID"]
+    assert "MALLOC_TRIM_THRESHOLD_" in written
+    for key in written:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the caller's own value is put back, not removed
+    before = dict(os.environ)
+    data = write_jsonl(tmp_path / "in" / "a.jsonl", good_lines(4))
+    summary = audit([str(data)], str(write_contract(tmp_path)), str(tmp_path / "out"), backend="dask",
+                    scheduler="local", jobs=2, fail_on=("none",))
+    assert summary.pairs == 4
+    assert dict(os.environ) == before
+
+
 def test_scheduler_needs_a_cluster_backend() -> None:
     with pytest.raises(ConfigError, match="--scheduler needs --backend dask or ray"):
         AuditConfig(inputs=("x",), out="o", scheduler="tcp://127.0.0.1:1")

@@ -473,6 +473,8 @@ class Executor(Generic[S, T, R]):
             try:
                 if self.scheduler in (None, "local"):
                     workers = self.n_jobs if self.n_jobs > 0 else None
+                    # Taken back once the cluster is closed (closers run last first).
+                    self._closers.append(_nanny_environment_restorer())
                     # Its workers, and those its nannies restart (from the cluster's thread,
                     # started here), leave Ctrl-C to this process, as loky's do.
                     with interrupts_blocked():
@@ -594,3 +596,26 @@ def run_tasks(
 
 def _call(function: Callable[[T], R], task: T) -> R:
     return function(task)
+
+
+def _nanny_environment_restorer() -> Callable[[], None]:
+    """What puts back this process's environment after a `LocalCluster`: each of its nannies
+    writes `distributed.nanny.pre-spawn-environ` (`MALLOC_TRIM_THRESHOLD_`,
+    `OMP_NUM_THREADS`, ...), `PYTHONHASHSEED` and `__DASK_PARENT_PID` into `os.environ`
+    before every worker it spawns or restarts (distributed's `nanny.py`, `WorkerProcess.start`;
+    `proctitle.enable_proctitle_on_children`) and never takes them back, so every later
+    subprocess of a program that ran an audit would inherit them. Only those variables are
+    restored, as they were before the cluster started."""
+    import dask
+
+    keys = {str(key) for key in dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {}}
+    saved = {key: os.environ.get(key) for key in keys | {"PYTHONHASHSEED", "__DASK_PARENT_PID"}}
+
+    def restore() -> None:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    return restore
