@@ -65,16 +65,25 @@ def shown(text: str) -> str:
 
 def secrets_of(uri: str) -> tuple[str, ...]:
     """The passwords one URI holds, as written (`redacted` masks them)."""
+    queried = [match["secret"] for match in _QUERY_ONE.finditer(uri)]
+    # A `password=` value may hold `@` or `:`, and a user-info password `&password=`: the
+    # user info is read both with and without the query's values; a spurious candidate only
+    # masks more.
+    masked = _QUERY_ONE.sub(lambda match: f"{match['head']}{MASK}", uri)
+    found = [*_userinfo_password(masked), *queried, *_userinfo_password(uri)]
+    return tuple(dict.fromkeys(secret for secret in found if secret))
+
+
+def _userinfo_password(uri: str) -> list[str]:
+    """The password of `uri`'s user info (to its last `@`), if it has one."""
     _, _, rest = uri.partition("://")
     userinfo, at, _ = rest.rpartition("@")
-    found = [userinfo.split(":", 1)[1]] if at and ":" in userinfo else []
-    found += [match["secret"] for match in _QUERY_ONE.finditer(uri)]
-    return tuple(secret for secret in found if secret)
+    return [userinfo.split(":", 1)[1]] if at and ":" in userinfo else []
 
 
 def scrub(text: str, uri: str) -> str:
     """`text` (a driver's message about `uri`) with `uri`'s passwords, and any URI's, redacted."""
-    for secret in secrets_of(uri):
+    for secret in sorted(secrets_of(uri), key=len, reverse=True):  # the longest first: no tail left
         if len(secret) >= 3:  # a one- or two-character password would mask every such letter
             text = text.replace(secret, MASK)
     return redact_text(text)
