@@ -96,6 +96,11 @@ class Browser:
         return err.decode("utf-8", "replace")
 
 
+NAVIGATING = ("Inspected target navigated or closed", "Execution context was destroyed",
+              "Cannot find context with specified id")
+"""How Chromium answers an evaluation in a document that is being replaced."""
+
+
 class Tab:
     def __init__(self, browser: Browser, session: str) -> None:
         self.browser, self.session = browser, session
@@ -114,11 +119,22 @@ class Tab:
         self.wait("document.readyState === 'complete' && location.href === " + json.dumps(url))
 
     def wait(self, condition: str) -> None:
+        """Poll `condition` until it holds. While a page is being replaced (a click or a
+        navigation loading another document), Chromium may answer an evaluation with
+        "Inspected target navigated or closed" or a destroyed context: not yet, ask again."""
         deadline = time.monotonic() + TIMEOUT
-        while not self.js(f"Boolean({condition})"):
+        while not self._holds(condition):
             if time.monotonic() > deadline:
                 raise BrowserError(f"still not true: {condition}")
             time.sleep(0.02)
+
+    def _holds(self, condition: str) -> bool:
+        try:
+            return bool(self.js(f"Boolean({condition})"))
+        except BrowserError as exc:
+            if any(sign in str(exc) for sign in NAVIGATING):
+                return False
+            raise
 
     def click(self, selector: str) -> None:
         """Click the first element matching `selector`, as a user would (the default action runs),
