@@ -149,14 +149,24 @@ def test_audits_into_one_out_at_the_same_time_all_commit_and_leave_nothing_behin
 
 # --- `stats --contract`: "any unique prefix of 4 or more"; `--run` naming two contracts -------------
 
-def test_contract_prefixes_and_runs_of_two_contracts_named_with_run(tmp_path: Path) -> None:
-    first = write_contract(tmp_path)
-    other = tmp_path / "other.yaml"
+def _other_contract(folder: Path) -> Path:
+    """The test contract with the trailing-pending allowance off: another fingerprint."""
+    other = folder / "other.yaml"
     other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
-    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
-    out = tmp_path / "out"
-    for run_id, contract in (("a", first), ("b", other)):
+    return other
+
+
+def _runs_of_two_contracts(folder: Path) -> Path:
+    """A dataset of two runs of the same four pairs: `a` by the test contract, `b` by another."""
+    source = write_jsonl(folder / "a.jsonl", good_lines(4))
+    out = folder / "out"
+    for run_id, contract in (("a", write_contract(folder)), ("b", _other_contract(folder))):
         audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    return out
+
+
+def test_contract_prefixes_and_runs_of_two_contracts_named_with_run(tmp_path: Path) -> None:
+    out = _runs_of_two_contracts(tmp_path)
     fingerprints = {row["run_id"]: row["contract"] for row in json.loads(
         run_cli("runs", out, "--format", "json").stdout)["runs"]}
     chosen = json.loads(run_cli("stats", out, "--contract", fingerprints["a"][:4], "--format", "json").stdout)
@@ -301,8 +311,7 @@ def test_the_json_summary_holds_every_key_the_page_names(night: tuple[Path, Path
 
 def test_only_incremental_runs_of_the_same_contract_count_as_audited(tmp_path: Path) -> None:
     contract = write_contract(tmp_path)
-    other = tmp_path / "other.yaml"
-    other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
+    other = _other_contract(tmp_path)
     logs = write_jsonl(tmp_path / "logs" / "a.jsonl", good_lines(5))
     out = tmp_path / "out"
 
@@ -474,13 +483,7 @@ def test_nested_parquet_reads_null_struct_fields_as_absent_as_jsonl_has_them(tmp
 # --- stats: the left-out line "on stderr for `csv` and `parquet`; in `left_out` for `json`" --------
 
 def test_the_left_out_line_goes_to_stderr_for_csv_and_parquet_and_into_json(tmp_path: Path) -> None:
-    first = write_contract(tmp_path)
-    other = tmp_path / "other.yaml"
-    other.write_text(CONTRACT_TEXT.replace("pending_call: true", "pending_call: false"), encoding="utf-8")
-    source = write_jsonl(tmp_path / "a.jsonl", good_lines(4))
-    out = tmp_path / "out"
-    for run_id, contract in (("a", first), ("b", other)):
-        audit([str(source)], str(contract), str(out), jobs=1, run_id=run_id, mutate=False, fail_on=())
+    out = _runs_of_two_contracts(tmp_path)
     said = "left out 1 run(s) of 1 other contract(s)"
     text = run_cli("stats", out)
     assert said in text.stdout and text.stderr == ""
