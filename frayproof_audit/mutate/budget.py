@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,17 @@ class Left:
     def reason(self) -> str:
         return (f"Budget: {self.not_judged} of {self.sites} sites not judged "
                 f"(at most {self.budget} mutants per pair).")
+
+
+BUDGET_REASON = re.compile(r"Budget: (\d+) of \d+ sites not judged ")
+"""The start of `Left.reason`: the `mutants` table's record of the sites a budget left out."""
+
+
+def budget_not_judged(reason: str | None) -> int:
+    """How many sites a budget entry of the `mutants` table says were not judged (0: none, or
+    no budget entry)."""
+    found = BUDGET_REASON.match(reason or "")
+    return int(found.group(1)) if found else 0
 
 
 def check_budget(max_mutants: int | None) -> int | None:

@@ -228,7 +228,7 @@ def run_audit(
             )
             collector = _Collector(stage, shards, contract, run_id, progress, clock)
             _execute(shards, settings, executor, collector)
-            mark_duplicates(stage, collector.meta, collector.tally)
+            mark_duplicates(stage, collector.meta, collector.tally, accepted)
             stage.fill_empty_tables(run_date, collector.meta)
             finished = datetime.now(UTC)
             notes = [note for note in (expanded.note(), incremental and incremental.note(),

@@ -15,15 +15,16 @@ A run without repeated ids pays for reading the `pair_id` column back, nothing m
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from frayproof_audit.corpus.run.baseline_file import Accepted
 from frayproof_audit.corpus.run.tally import Tally
 from frayproof_audit.corpus.store.arrow_tables import PARTITIONED_TABLES
-from frayproof_audit.corpus.store.failure_rule import Blame, counts_finding
-from frayproof_audit.corpus.store.pair_status import PairStatus
+from frayproof_audit.corpus.store.failure_rule import Blame, counts_as_failure, counts_finding
 
 
 class StagedFiles(Protocol):
@@ -41,12 +42,14 @@ def shard_of(relative: str) -> int:
     return int(relative.rsplit("-", 1)[1].split(".", 1)[0])
 
 
-def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], tally: Tally) -> int:
-    """Flag the records repeated across shards (see the module docstring); count them into
-    `tally.duplicates` by status. Returns how many records were flagged here."""
+def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], tally: Tally,
+                    accepted: Accepted = frozenset()) -> int:
+    """Flag the records repeated across shards (see the module docstring) and take back what
+    their shards' workers counted of them, exactly as a worker leaves a repeat of its own shard
+    out (`accepted`: the known-issue baseline the workers judged the gates by). Returns how
+    many records were flagged here."""
     pairs = sorted(name for name in stage.staged if name.startswith("pairs/"))
-    parts = [stage.read_staged_file(relative, ["pair_id", "duplicate", "status", "introduced_errors"])
-             for relative in pairs]
+    parts = [stage.read_staged_file(relative, list(_PAIR_COLUMNS)) for relative in pairs]
     if not parts:
         return 0
     every = pa.concat_tables(parts)
@@ -61,47 +64,94 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
     joined = firsts.join(repeated.select(["pair_id", "shard_min"]), "pair_id")
     later = joined.filter(pc.greater(joined["shard"], joined["shard_min"]))
     by_shard: dict[int, set[str]] = {}
-    for pair_id, shard, status, introduced in zip(
-            later["pair_id"].to_pylist(), later["shard"].to_pylist(), later["status"].to_pylist(),
-            later["introduced_errors"].to_pylist(), strict=True):
+    for pair_id, shard in zip(later["pair_id"].to_pylist(), later["shard"].to_pylist(), strict=True):
         by_shard.setdefault(shard, set()).add(pair_id)
-        tally.count_duplicate(status)
-        if status == PairStatus.FAIL:  # its shard counted it as a failure of blame's and the gates'
-            tally.uncount_failure(introduced is None or introduced > 0)
-    for relative in sorted(stage.staged):
+    errors: dict[tuple[int, str], _PairErrors] = {}
+    for relative in sorted(stage.staged):  # every table's files before the take-backs below
         table_name = relative.split("/", 1)[0]
-        ids = by_shard.get(shard_of(relative)) if table_name in PARTITIONED_TABLES else None
+        shard = shard_of(relative) if table_name in PARTITIONED_TABLES else -1
+        ids = by_shard.get(shard)
         if ids:
-            _flag(stage, relative, table_name, ids, meta, tally)
+            for pair_id, counts in _flag(stage, relative, table_name, ids, meta, tally,
+                                         accepted).items():
+                errors[(shard, pair_id)] = counts
+    for pair_id, shard, status, introduced, compactor in zip(
+            later["pair_id"].to_pylist(), later["shard"].to_pylist(), later["status"].to_pylist(),
+            later["introduced_errors"].to_pylist(), later["compactor"].to_pylist(), strict=True):
+        found = errors.get((shard, pair_id), _PairErrors())
+        gated_introduced = (counts_as_failure(status, introduced, Blame.INTRODUCED)
+                            and found.introduced > found.accepted_introduced)
+        tally.uncount_repeat(status, compactor, introduced, found.errors > found.accepted,
+                             gated_introduced)
     return int(later.num_rows)
 
 
+_PAIR_COLUMNS = ("pair_id", "duplicate", "status", "introduced_errors", "compactor")
+
+
+@dataclass(slots=True)
+class _PairErrors:
+    """A repeated record's error findings, as its worker counted them for the gates: all, the
+    compactor's (`--blame introduced`), and of each those the baseline accepts."""
+
+    errors: int = 0
+    introduced: int = 0
+    accepted: int = 0
+    accepted_introduced: int = 0
+
+
 def _flag(stage: StagedFiles, relative: str, table_name: str, ids: set[str],
-          meta: Callable[[str], dict[str, str]], tally: Tally) -> None:
+          meta: Callable[[str], dict[str, str]], tally: Tally,
+          accepted: Accepted) -> dict[str, _PairErrors]:
     """Rewrite one staged file with the rows of `ids` flagged, and take the newly flagged
-    findings and mutants out of the run's totals (the worker counted them)."""
+    findings and mutants out of the run's totals (the worker counted them); for a `findings`
+    file, each newly flagged pair's error findings."""
     table = stage.read_staged_file(relative)
     before = pc.fill_null(table["duplicate"], False)
     hit = pc.is_in(table["pair_id"], value_set=pa.array(sorted(ids), pa.string()))
     if not pc.any(hit).as_py():
-        return
+        return {}
     new = table.filter(pc.and_(hit, pc.invert(before)))
+    pair_errors: dict[str, _PairErrors] = {}
     if table_name == "mutants":
-        for operator, status in zip(new["operator"].to_pylist(), new["status"].to_pylist(),
-                                    strict=True):
+        from frayproof_audit.mutate.budget import budget_not_judged  # a run that mutates has it
+
+        not_judged: dict[str, int] = {}
+        for pair_id, operator, status, reason in zip(
+                new["pair_id"].to_pylist(), new["operator"].to_pylist(), new["status"].to_pylist(),
+                new["reason"].to_pylist(), strict=True):
             tally.uncount_mutant(operator, status)
+            left = budget_not_judged(reason)
+            if left:
+                not_judged[pair_id] = not_judged.get(pair_id, 0) + left
+        for left in not_judged.values():
+            tally.uncount_budget(left)
     elif table_name == "findings":
-        per_pair: dict[tuple[str, str], list[int]] = {}
-        for pair_id, check, severity, origin in zip(
-                new["pair_id"].to_pylist(), new["check"].to_pylist(), new["severity"].to_pylist(),
-                new["origin"].to_pylist(), strict=True):
-            counts = per_pair.setdefault((pair_id, check), [0, 0, 0])
+        per_check: dict[tuple[str, str], list[int]] = {}
+        for pair_id, check, code, severity, origin in zip(
+                new["pair_id"].to_pylist(), new["check"].to_pylist(), new["code"].to_pylist(),
+                new["severity"].to_pylist(), new["origin"].to_pylist(), strict=True):
+            # as `worker._Auditor._checked` counted them
+            counts = per_check.setdefault((pair_id, check), [0, 0, 0, 0, 0])
             counts[0] += 1
-            counts[1] += severity == "error"
-            counts[2] += severity == "error" and counts_finding(origin, Blame.INTRODUCED)
-        for (_, check), (found, errors, introduced) in per_pair.items():
-            tally.uncount_check(check, found, errors, introduced)
+            if severity == "error":
+                mine = int(counts_finding(origin, Blame.INTRODUCED))
+                known = int((pair_id, code) in accepted)
+                counts[1] += 1
+                counts[2] += mine
+                counts[3] += known
+                counts[4] += known * mine
+                found = pair_errors.setdefault(pair_id, _PairErrors())
+                found.errors += 1
+                found.introduced += mine
+                found.accepted += known
+                found.accepted_introduced += known * mine
+        for (_, check), (found_here, errors, introduced, accepted_here, accepted_introduced) \
+                in per_check.items():
+            tally.uncount_check(check, found_here, errors, introduced, accepted_here,
+                                accepted_introduced)
     index = table.schema.get_field_index("duplicate")
     flagged = pc.or_(before, hit)
     table = table.set_column(index, table.schema.field(index), flagged)
     stage.replace_staged(relative, table.replace_schema_metadata(None), meta(table_name))
+    return pair_errors

@@ -188,14 +188,20 @@ class CompactorLine:
     """Failing pairs with an error the known-issue baseline does not accept."""
     gated_introduced: int = 0
     """Failing pairs with an introduced error the baseline does not accept."""
+    repeated: int = 0
+    """Records checked (passed or failed) whose pair id an earlier record of the run had: in
+    `pairs`, never in a rate."""
+    repeated_failed: int = 0
+    """Of those, the failing ones (in `failed`)."""
 
     @property
     def checked(self) -> int:
-        return self.pairs - self.input_errors - self.engine_errors
+        """Distinct pairs judged: what a failure rate divides by (a repeated id counts once)."""
+        return self.pairs - self.input_errors - self.engine_errors - self.repeated
 
     def failing(self, blame: Blame) -> int:
-        """Pairs of this compactor that count as its failures under `blame`."""
-        return self.failed if blame is Blame.ALL else self.introduced_failed
+        """Distinct pairs of this compactor that count as its failures under `blame`."""
+        return self.failed - self.repeated_failed if blame is Blame.ALL else self.introduced_failed
 
     def gated_failing(self, blame: Blame) -> int:
         """Of those, the pairs its gate counts: less the ones the baseline accepts whole."""

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 MAX_SAMPLES = 10
 MAX_LINEAGES = 100
 """Lineages (conversations of a request log) whose classification counts a run summary lists."""
+COMPACTOR_COUNTS = 9
+"""The length of a `Tally.compactors` row."""
 SOURCE_COUNTS = ("files", "lines", "events", "other", "problems", "blank", "calls")
 PAIRS = "pairs"
 
@@ -56,7 +58,9 @@ class Tally:
     `--blame introduced`)."""
     compactors: dict[str, list[int]] = field(default_factory=dict)
     """compactor ("" for none) → [pairs, failed, input errors, engine errors, introduced failures,
-    gated failures, gated introduced failures] (gated: an error the baseline does not accept)"""
+    gated failures, gated introduced failures, repeated, repeated failed] (pairs and failed count
+    records; gated: an error the baseline does not accept; repeated: records checked whose pair
+    id an earlier record had, and of those the failing ones, which no rate counts twice)"""
     operators: dict[str, list[int]] = field(default_factory=dict)
     """operator → [caught, survived, skipped]"""
     samples: list[str] = field(default_factory=list)
@@ -101,10 +105,10 @@ class Tally:
         (None: as its status and blame say, no baseline). A `duplicate` (its pair_id an earlier
         record of the run had) is counted by status apart, and as no failure of the gates'."""
         self.pairs += 1
+        row = self.compactors.setdefault(compactor or "", [0] * COMPACTOR_COUNTS)
         if duplicate:
-            self.count_duplicate(status)
+            self._count_repeat(status, row)
             gated = (False, False)
-        row = self.compactors.setdefault(compactor or "", [0, 0, 0, 0, 0, 0, 0])
         row[0] += 1
         if status is PairStatus.PASS:
             self.passed += 1
@@ -127,17 +131,29 @@ class Tally:
             self.input_errors += 1
             row[2] += 1
 
-    def uncount_failure(self, introduced: bool) -> None:
-        """A failing record found to repeat a pair id of an earlier shard after its own shard
-        counted it: it is no failure of blame's nor of the gates' (with a baseline, one the
-        baseline accepted whole is taken from the gates' counts too, a known over-correction)."""
-        self.gated_failures = max(0, self.gated_failures - 1)
-        if introduced:
+    def uncount_repeat(self, status: str, compactor: str | None, introduced_errors: int | None,
+                       gated_all: bool, gated_introduced: bool) -> None:
+        """A record found, after its shard counted it, to repeat the pair id of an earlier
+        shard's: from then on counted as `count_pair(..., duplicate=True)` would have (by status
+        apart, no failure of blame's nor of the gates'). `gated_*`: whether its worker counted
+        it for the gates, as `count_pair` was told."""
+        row = self.compactors[compactor or ""]
+        self._count_repeat(status, row)
+        if status != PairStatus.FAIL:
+            return
+        if counts_as_failure(status, introduced_errors, Blame.INTRODUCED):
             self.introduced_failures -= 1
-            self.gated_introduced_failures = max(0, self.gated_introduced_failures - 1)
+            row[4] -= 1
+        self.gated_failures -= gated_all
+        self.gated_introduced_failures -= gated_introduced
+        row[5] -= gated_all
+        row[6] -= gated_introduced
 
-    def count_duplicate(self, status: str) -> None:
+    def _count_repeat(self, status: str, row: list[int]) -> None:
         self.duplicates[status] = self.duplicates.get(status, 0) + 1
+        if status == PairStatus.PASS or status == PairStatus.FAIL:
+            row[7] += 1
+            row[8] += status == PairStatus.FAIL
 
     def count_source(self, source: str, counts: Counts | None, lineages: tuple[Lineage, ...] = (),
                      path: str = "", notes: tuple[str, ...] = ()) -> None:
@@ -192,16 +208,18 @@ class Tally:
             self.mutants_skipped += 1
             row[2] += 1
 
-    def uncount_check(self, check: str, findings: int, errors: int, introduced: int = 0) -> None:
-        """Take back `count_check` (a pair found to repeat an earlier shard's pair id; its gated
-        counts as if the baseline listed none of its errors)."""
+    def uncount_check(self, check: str, findings: int, errors: int, introduced: int,
+                      accepted: int = 0, accepted_introduced: int = 0) -> None:
+        """Take back `count_check` with the same numbers (a pair found to repeat an earlier
+        shard's pair id)."""
         row = self.checks[check]
         row[0] -= findings
         row[1] -= 1
         row[2] -= 1 if errors else 0
         row[3] -= 1 if introduced else 0
-        row[4] = max(0, row[4] - (1 if errors else 0))
-        row[5] = max(0, row[5] - (1 if introduced else 0))
+        row[4] -= 1 if errors > accepted else 0
+        row[5] -= 1 if introduced > accepted_introduced else 0
+        self.baseline_findings -= accepted
 
     def uncount_mutant(self, operator: str, status: str) -> None:
         """Take back `count_mutant` (a mutant of a repeated pair id's record)."""
@@ -220,6 +238,11 @@ class Tally:
         """A pair whose budget left `not_judged` sites out."""
         self.budget_pairs += 1
         self.budget_sites += not_judged
+
+    def uncount_budget(self, not_judged: int) -> None:
+        """Take back `count_budget` (a pair found to repeat an earlier shard's pair id)."""
+        self.budget_pairs -= 1
+        self.budget_sites -= not_judged
 
     def sample(self, reason: str) -> None:
         if len(self.samples) < MAX_SAMPLES:
