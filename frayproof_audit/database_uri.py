@@ -74,6 +74,32 @@ def secrets_of(uri: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(secret for secret in found if secret))
 
 
+def unmasked(uri: str) -> str | None:
+    """A stored name (`redacted`) made a URI to connect with: every masked password left out,
+    so that libpq finds the password itself (`PGPASSWORD`, `~/.pgpass`); None when `uri` holds
+    a password that is not masked (it is no stored name: connect with it as given)."""
+    if secrets_of(uri) != (MASK,):
+        return None
+    scheme, _, rest = uri.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if at and userinfo.endswith(f":{MASK}"):
+        rest = f"{userinfo[:-len(MASK) - 1]}@{host}"
+    base, question, query = rest.partition("?")
+    if question:
+        kept = [part for part in query.split("&") if not _masked_parameter(part)]
+        rest = f"{base}?{'&'.join(kept)}" if kept else base
+    return f"{scheme}://{rest}"
+
+
+def _masked_parameter(part: str) -> bool:
+    """Whether one `name=value` of a query is a password `redacted` masked."""
+    name, _, value = part.partition("=")
+    return name.lower() in _PASSWORD_PARAMETERS and value == MASK
+
+
+_PASSWORD_PARAMETERS = frozenset({"password", "sslpassword"})
+
+
 def _userinfo_password(uri: str) -> list[str]:
     """The password of `uri`'s user info (to its last `@`), if it has one."""
     _, _, rest = uri.partition("://")

@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from frayproof_audit.corpus import read_table
-from frayproof_audit.database_uri import redact_text, redacted, secrets_of, shown
+from frayproof_audit.database_uri import redact_text, redacted, secrets_of, shown, unmasked
 from frayproof_audit.errors import InputError
 from frayproof_audit.sources import Compaction, derive, detect_file, read_source
 from tests.helpers import EXAMPLES, run_cli
@@ -456,6 +456,46 @@ def test_a_query_password_holding_an_at_sign_is_a_secret_whole() -> None:
 ])
 def test_a_stored_name_masks_passwords_and_keeps_object_store_paths(given: str, stored: str) -> None:
     assert shown(given) == stored
+
+
+@pytest.mark.parametrize(("stored", "connect"), [
+    ("postgresql://u:***@h:5432/db", "postgresql://u@h:5432/db"),
+    ("postgresql://u@h/db?password=***&sslmode=disable", "postgresql://u@h/db?sslmode=disable"),
+    ("postgresql://u@h/db?sslmode=disable&PASSWORD=***", "postgresql://u@h/db?sslmode=disable"),
+    ("postgres://u:***@h/db?password=***", "postgres://u@h/db"),
+    ("postgresql://u@h/db?sslpassword=***&password=***&connect_timeout=3",
+     "postgresql://u@h/db?connect_timeout=3"),
+])
+def test_a_stored_name_connects_with_every_masked_password_left_out(stored: str, connect: str) -> None:
+    assert unmasked(stored) == connect
+    assert redacted(connect) == connect  # nothing left to mask: libpq finds the password
+
+
+@pytest.mark.parametrize("given", [
+    "postgresql://u:pw@h/db", "postgresql://u@h/db?password=pw", "postgresql://u:***@h/db?password=pw",
+    "postgresql://h/db",
+])
+def test_a_uri_with_a_real_password_or_none_is_connected_to_as_given(given: str) -> None:
+    assert unmasked(given) is None
+
+
+def test_a_query_password_is_found_again_through_pgpassword(
+        server: Server, trimmed: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A password given as `password=` is stored masked (`?password=***`) and read back, by
+    `show`, with the one libpq finds itself: before, the literal `***` was sent as the password."""
+    uri = f"postgresql://postgres@127.0.0.1:{server.port}/trimmed?password={PASSWORD}&sslmode=disable"
+    stored = f"postgresql://postgres@127.0.0.1:{server.port}/trimmed?password=***&sslmode=disable"
+    out = tmp_path / "out"
+    run_cli("audit", "--source", "langgraph", uri, "--contract", CONTRACT, "--out", out, "-j", "1",
+            "--run-id", "night", expect=None)
+    assert read_table(out, "pairs").collect()["source"].unique().to_list() == [stored]
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    refused = run_cli("show", out, "t:1", expect=2)
+    assert "set PGPASSWORD" in refused.stderr and PASSWORD not in refused.stderr
+    monkeypatch.setenv("PGPASSWORD", PASSWORD)
+    found = run_cli("show", out, "t:1", expect=None)
+    assert found.exit_code in (0, 1) and "q2" in found.stdout, found.stderr
+    _assert_secret_nowhere(out, refused.stdout + refused.stderr, found.stdout + found.stderr)
 
 
 @settings(max_examples=200, deadline=None)

@@ -53,7 +53,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from frayproof_audit.database_uri import MASK, is_database_uri, redacted, scrub, secrets_of
+from frayproof_audit.database_uri import is_database_uri, redacted, scrub, unmasked
 from frayproof_audit.errors import InputError
 from frayproof_audit.sources.base import (
     Compaction,
@@ -245,9 +245,10 @@ def _connect(uri: str) -> tuple[Any, Any]:
         raise CheckpointsError(f"reading a LangGraph Postgres checkpointer needs "
                                f"langgraph-checkpoint-postgres and psycopg ({exc.name} is not "
                                f"installed): {POSTGRES_EXTRA}") from None
-    stored = secrets_of(uri) == (MASK,)
-    if stored:  # a stored name read again (`show`, `rejudge`): the password libpq finds itself
-        uri = uri.replace(f":{MASK}@", "@", 1)
+    connectable = unmasked(uri)
+    stored = connectable is not None
+    if connectable is not None:  # a stored name read again (`show`, `rejudge`): the password
+        uri = connectable        # libpq finds itself
     try:
         # dict rows, as `PostgresSaver.from_conn_string` asks for; no server-side prepared
         # statements (a transaction-mode pooler such as PgBouncer may refuse them)
