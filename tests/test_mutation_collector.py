@@ -1,4 +1,4 @@
-"""The cyclic garbage collector is paused while a pair's mutants are judged (`mutate/collector.py`),
+"""The cyclic garbage collector is paused while a pair's mutants are judged (`frayproof_audit/collector.py`),
 which is safe only because judging makes no reference cycles: held here for every contract the
 benchmarks use, on the fast path, the reference path and both compared, and on the realistic
 records the audit corpus holds. The collector's state is restored whatever happens."""
@@ -14,10 +14,10 @@ import pytest
 
 from benchmarks.bench_mutate import audit_corpus_pairs
 from benchmarks.huge_mutate import ALL_CONTRACTS, huge_record
+from frayproof_audit.collector import collector_paused
 from frayproof_audit.contract import parse_contract
 from frayproof_audit.mutate import MutationReport, mutate_pair, run_mutations
 from frayproof_audit.mutate import runner as runner_module
-from frayproof_audit.mutate.collector import collector_paused
 from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes
 from sessiongen import realistic
 

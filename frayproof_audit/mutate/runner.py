@@ -23,6 +23,7 @@ from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
+from frayproof_audit.collector import collector_paused
 from frayproof_audit.contract import Contract, load_contract
 from frayproof_audit.engine import (
     evaluate,
@@ -37,7 +38,6 @@ from frayproof_audit.jsonio import plain_tree_copy
 from frayproof_audit.loaded import Loaded
 from frayproof_audit.model import Snapshot
 from frayproof_audit.mutate.budget import Left, apply_budget, check_budget
-from frayproof_audit.mutate.collector import collector_paused
 from frayproof_audit.mutate.fastpath import SharedPair, shares_mutable_objects
 from frayproof_audit.mutate.operators import (
     Candidate,
@@ -308,7 +308,7 @@ def _mutate(
 ) -> MutationReport:
     if not baseline.passed:
         return MutationReport(baseline)
-    with collector_paused():  # the loop makes no cycles; see mutate/collector.py
+    with collector_paused():  # the loop makes no cycles; see frayproof_audit/collector.py
         return _judged(raw, after, contract, facts, baseline, chosen, verify, budget, found)
 
 

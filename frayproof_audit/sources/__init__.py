@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePath
 from typing import Any
 
+from frayproof_audit.collector import collector_paused
 from frayproof_audit.errors import InputError
 from frayproof_audit.sources import (
     claude_code,
@@ -192,9 +193,13 @@ def current_history(source: str | Source, lines: Iterable[Line]) -> tuple[str, l
 
 def derive(source: str | Source, label: str, lines: Iterable[Line],
            siblings: Siblings | None = None) -> Derived:
-    """`source.derive(label, lines, siblings)`: the file's compaction rows and counts."""
+    """`source.derive(label, lines, siblings)`: the file's compaction rows and counts (the
+    cyclic collector paused for a `cycle_free` source: its cost grew with the file)."""
     chosen = get_source(source) if isinstance(source, str) else source
-    return chosen.derive(label, lines, siblings)
+    if not chosen.cycle_free:
+        return chosen.derive(label, lines, siblings)
+    with collector_paused():
+        return chosen.derive(label, lines, siblings)
 
 
 __all__ = [

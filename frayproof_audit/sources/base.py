@@ -247,6 +247,11 @@ class Source:
     sniff_file: Callable[[str], str | None] | None = None
     """Evidence from the file itself (its magic bytes, tables or columns) that it is this
     source's, for files that are not JSON lines (None: the source reads JSON lines only)."""
+    cycle_free: bool = False
+    """Whether reading and deriving a file makes no reference cycles (its own code on parsed
+    JSON only, no framework's objects): `sources.derive` then runs with the cyclic collector
+    paused (`frayproof_audit/collector.py`; held for every file of such a source the tests and
+    examples hold by `tests/test_source_collector.py`)."""
 
 
 # --------------------------------------------------------------------------- reading lines

@@ -546,4 +546,5 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 SOURCE = Source(
     name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=role, history=history,
+    cycle_free=True,  # its own replay of parsed JSON (tests/test_source_collector.py)
     notes=(NO_SYSTEM_NOTE, "attachments Claude Code renders into the request are not rebuilt"))

@@ -371,5 +371,6 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 SOURCE = Source(
     name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=role, history=history,
+    cycle_free=True,  # its own replay of parsed JSON (tests/test_source_collector.py)
     notes=("encrypted summaries of remote compaction are judged on structure only",
            "legacy compacted lines are rebuilt without the initial context Codex regenerates"))

@@ -337,4 +337,5 @@ def history(lines: Iterable[Line]) -> list[Any]:
 
 SOURCE = Source(
     name=NAME, format=FORMAT, sniff=sniff, derive=derive, role=role, history=history,
+    cycle_free=True,  # its own replay of parsed JSON (tests/test_source_collector.py)
     notes=(NO_SYSTEM_NOTE, LEGACY_NOTE))
