@@ -69,6 +69,10 @@ class Measured:
     peak_rss: int | None = None
     cpu_s: float | None = None
     jobs: int | None = None
+    cpu_noise: float = 0.0
+    """The spread of the CPU times of the runs it is the best of (`results.spread`)."""
+    wall_noise: float = 0.0
+    """The spread of their wall times."""
 
     @property
     def pairs_per_s(self) -> float:
@@ -155,7 +159,8 @@ def repeated(path: Path, times: int) -> Path:
 def orjson_rate(path: Path, repeat: int) -> Measured:
     """Bare `orjson.loads` of every line, one core: best of `repeat` after a warm-up pass
     (wall and CPU time, each the best)."""
-    best, best_cpu = float("inf"), float("inf")
+    best = float("inf")
+    cpus: list[float] = []
     pairs = 0
     for _ in range(repeat + 1):
         pairs = 0
@@ -166,8 +171,10 @@ def orjson_rate(path: Path, repeat: int) -> Measured:
                     orjson.loads(line)
                 pairs += 1
         best = min(best, time.perf_counter() - start)
-        best_cpu = min(best_cpu, time.process_time() - start_cpu)
-    return Measured("orjson.loads only (1 core)", best, pairs, path.stat().st_size / 1e6, cpu_s=best_cpu)
+        cpus.append(time.process_time() - start_cpu)
+    best_cpu = min(cpus)
+    return Measured("orjson.loads only (1 core)", best, pairs, path.stat().st_size / 1e6, cpu_s=best_cpu,
+                    cpu_noise=results.spread(cpus[1:] or cpus))  # the first pass warms up
 
 
 def strict_seconds(path: Path, repeat: int) -> float:
@@ -389,6 +396,12 @@ class SpeedUp:
     def limit(self) -> float:
         return statistics.median(self.limits)
 
+    @property
+    def noise(self) -> float:
+        """How far the rounds' speed-ups / ceilings spread: the best over the median, less one
+        (`results.spread` of their inverses)."""
+        return results.spread([c / s for s, c in zip(self.speedups, self.ceilings, strict=True) if s > 0])
+
 
 def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bool, scratch: Path,
                    rounds: int, fixed_s: float, start_cpu: float) -> SpeedUp:
@@ -428,8 +441,9 @@ def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bo
 def _fastest(runs: list[Measured]) -> Measured:
     best = min(runs, key=lambda run: run.seconds)
     peak = max(run.peak_rss or 0 for run in runs)
-    cpu = min(run.cpu_s or 0.0 for run in runs)
-    return Measured(best.label, best.seconds, best.pairs, best.megabytes, peak, cpu, best.jobs)
+    cpus = [run.cpu_s or 0.0 for run in runs]
+    return Measured(best.label, best.seconds, best.pairs, best.megabytes, peak, min(cpus), best.jobs,
+                    results.spread(cpus), results.spread([run.seconds for run in runs]))
 
 
 _ARROW_PEAK = """
@@ -502,7 +516,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(fixed.line(), flush=True)
         figures["fixed_cost_s"] = round(fixed.seconds, 3)
         targets.append(results.Target("fixed cost of a 1-record run", fixed.seconds, 0.5, unit="s",
-                                      at_least=False, note=f"CPU {fixed.cpu_s or 0:.2f} s"))
+                                      at_least=False, note=f"CPU {fixed.cpu_s or 0:.2f} s",
+                                      noise=fixed.wall_noise))
         runs: dict[tuple[str, bool, int], Measured] = {}
         for name, corpus_path in (("realistic", path), ("1-5 KB records", small)):
             base = orjson_rate(corpus_path, repeat)
@@ -523,6 +538,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             targets.append(results.Target(
                 f"audit --no-mutate --jobs 1 / orjson.loads, {name} (CPU time)",
                 base_cpu / audit_cpu if audit_cpu else 0.0, TARGET_VS_ORJSON, limit=limit,
+                noise=base.cpu_noise + measured.cpu_noise,
                 note=f"wall clock {wall:.2f}x; limit: a 1-record run's fixed cost plus strict"
                      " parsing alone"))
             figures[f"{name} orjson pairs/s"] = round(base.pairs_per_s, 1)
@@ -551,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 size = f"{corpus_path.stat().st_size / 1e6:.0f} MB"
                 targets.append(results.Target(
                     f"{mode} --jobs {args.jobs} speed-up / the machine's two-process ceiling, {size}",
-                    rounds.of_ceiling, 0.9, limit=rounds.limit,
+                    rounds.of_ceiling, 0.9, limit=rounds.limit, noise=rounds.noise,
                     note=f"median of {len(rounds.speedups)} interleaved rounds: {speedups}; limit: the"
                          f" --jobs 1 run's work plus {start_cpu:.2f} s of CPU to start the pool, at the"
                          " ceiling's rate, and its fixed cost serial"))

@@ -101,6 +101,8 @@ def overhead(label: str, pairs: list[dict[str, Any]], rounds: int,
     """Interleaved rounds of `record` and bare writes of the same pairs; per-call times."""
     record_times: list[float] = []
     bare_times: list[float] = []
+    per_round: list[float] = []
+    """Each round's overhead (its medians' difference): their spread is the figure's noise."""
     writer = PairWriter(scratch / f"{label}-record")
     fd = os.open(scratch / f"{label}-bare.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -110,8 +112,12 @@ def overhead(label: str, pairs: list[dict[str, Any]], rounds: int,
             steps: list[tuple[list[float], Callable[[], list[float]]]] = [
                 (record_times, lambda: time_record(writer, pairs)),
                 (bare_times, lambda: time_bare(fd, pairs))]
+            took: dict[int, list[float]] = {}
             for times, step in reversed(steps) if round_ % 2 else steps:
-                times.extend(step())
+                took[id(times)] = step()
+                times.extend(took[id(times)])
+            per_round.append(statistics.median(took[id(record_times)])
+                             - statistics.median(took[id(bare_times)]))
     finally:
         writer.close()
         os.close(fd)
@@ -120,7 +126,8 @@ def overhead(label: str, pairs: list[dict[str, Any]], rounds: int,
                "record_median_us": round(statistics.median(record_times), 2),
                "record_p99_us": round(p99(record_times), 2),
                "bare_median_us": round(statistics.median(bare_times), 2),
-               "bare_p99_us": round(p99(bare_times), 2)}
+               "bare_p99_us": round(p99(bare_times), 2),
+               "overhead_noise": round(results.spread([max(r, 1e-3) for r in per_round]), 3)}
     added = statistics.median(record_times) - statistics.median(bare_times)
     print(f"  {label:<10} ({len(pairs)} pairs x {rounds}, {size / 1000:.1f} KB each): "
           f"record median {figures['record_median_us']:.1f} us, p99 {figures['record_p99_us']:.1f} us; "
@@ -196,12 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         rate, writers = eight_writers(small_pairs(500 if args.quick else 5000), scratch)
     results.save(results.results_dir(args.results, args.quick), "bench_capture", 1, [
         results.Target("record() overhead over orjson.dumps + write, realistic pairs (median per pair)",
-                       added, TARGET_OVERHEAD_US, unit="us", at_least=False,
+                       added, TARGET_OVERHEAD_US, unit="us", at_least=False, noise=real["overhead_noise"],
                        note=f"record p99 {real['record_p99_us']:.0f} us, "
                             f"bare p99 {real['bare_p99_us']:.0f} us"),
         results.Target("record() overhead over orjson.dumps + write, 3-message pairs (median per pair)",
                        small_added, TARGET_SMALL_OVERHEAD_US, unit="us", at_least=False,
-                       note=f"record p99 {small['record_p99_us']:.0f} us, "
+                       noise=small["overhead_noise"], note=f"record p99 {small['record_p99_us']:.0f} us, "
                             f"bare p99 {small['bare_p99_us']:.0f} us"),
         results.Target("8 writer processes into one folder, 3-message pairs", rate, TARGET_WRITERS_PAIRS_S,
                        unit="pairs/s", note=f"{writers['mb_per_s']} MB/s, every line whole"),

@@ -60,6 +60,8 @@ class Rate:
     seconds: float
     pairs: int
     megabytes: float
+    noise: float = 0.0
+    """The spread of its passes (`results.spread`; 0: one pass, or not reported)."""
 
     @property
     def pairs_per_s(self) -> float:
@@ -109,17 +111,18 @@ def strict_pass(lines: Sequence[bytes]) -> None:
         _strict_or_none(line)
 
 
-def best_seconds(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best CPU time of each pass (this process's: on a shared machine, wall time also counts
-    the waits for a core); passes are interleaved so background load hits all alike."""
-    best = dict.fromkeys(passes, float("inf"))
+def pass_seconds(passes: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
+    """CPU time of each pass, `repeat` times (this process's: on a shared machine, wall time
+    also counts the waits for a core); passes are interleaved so background load hits all
+    alike. Their best is the figure, their spread its noise."""
+    times: dict[str, list[float]] = {name: [] for name in passes}
     for _ in range(repeat):
         for name, run in passes.items():
             gc.collect()
             start = time.process_time()
             run()
-            best[name] = min(best[name], time.process_time() - start)
-    return best
+            times[name].append(time.process_time() - start)
+    return times
 
 
 # frayproof's side, run by the peer interpreter. Its loader reads a file with
@@ -167,17 +170,18 @@ def check_lists():
     return "".join(verdicts)
 
 check_lists()  # warm-up
-lists_best, lists_verdicts = float("inf"), ""
+lists_passes, lists_verdicts = [], ""
 for _ in range(repeat):
     seconds, lists_verdicts = timed(check_lists)
-    lists_best = min(lists_best, seconds)
+    lists_passes.append(seconds)
 "".join([check_line(line) for line in lines])  # warm-up
-best, verdicts = float("inf"), ""
+passes, verdicts = [], ""
 for _ in range(repeat):
     seconds, verdicts = timed(lambda: "".join([check_line(line) for line in lines]))
-    best = min(best, seconds)
-result = {"seconds": best, "verdicts": verdicts, "python": sys.version.split()[0],
-          "lists_seconds": lists_best, "lists_verdicts": lists_verdicts, "lists_pairs": len(records),
+    passes.append(seconds)
+result = {"seconds": min(passes), "passes": passes, "verdicts": verdicts,
+          "python": sys.version.split()[0], "lists_seconds": min(lists_passes),
+          "lists_passes": lists_passes, "lists_verdicts": lists_verdicts, "lists_pairs": len(records),
           "frayproof": getattr(frayproof, "__version__", "?")}
 try:
     import orjson
@@ -222,8 +226,9 @@ def measure_peer(path: Path, pairs: int, megabytes: float, repeat: int) -> PeerR
     lists_rate = None
     if "lists_seconds" in found:
         lists_rate = Rate("frayproof.check on parsed lists", found["lists_seconds"],
-                          found["lists_pairs"], megabytes)
-    return PeerResult(Rate("frayproof", found["seconds"], pairs, megabytes), found["verdicts"],
+                          found["lists_pairs"], megabytes, results.spread(found.get("lists_passes", [1.0])))
+    return PeerResult(Rate("frayproof", found["seconds"], pairs, megabytes,
+                           results.spread(found.get("passes", [1.0]))), found["verdicts"],
                       version, orjson_rate, lists_rate, found.get("lists_verdicts", ""))
 
 
@@ -241,7 +246,8 @@ def report(orjson_rate: Rate, ours: Rate, strict: Rate, verdicts: str,
     limit = strict.pairs_per_s / orjson_rate.pairs_per_s
     targets = [results.Target(
         "strict parse + load + check / bare orjson.loads", share, TARGET_VS_ORJSON, limit=limit,
-        note="limit: strict parsing alone, no loading or checking")]
+        note="limit: strict parsing alone, no loading or checking",
+        noise=ours.noise + orjson_rate.noise)]
     counts = {kind: verdicts.count(kind) for kind in "PFE"}
     print(f"  our verdicts: {counts['P']} passed, {counts['F']} failed, {counts['E']} input errors")
     if lists is not None:
@@ -251,7 +257,8 @@ def report(orjson_rate: Rate, ours: Rate, strict: Rate, verdicts: str,
         return targets
     print(_row(peer_result.rate) + f"   [{peer_result.version}]")
     speedup = ours.pairs_per_s / peer_result.rate.pairs_per_s
-    targets.append(results.Target("parse + check / frayproof's", speedup, FLOOR_VS_FRAYPROOF))
+    targets.append(results.Target("parse + check / frayproof's", speedup, FLOOR_VS_FRAYPROOF,
+                                  noise=ours.noise + peer_result.rate.noise))
     print(f"  frayproof / orjson  {peer_result.rate.pairs_per_s / orjson_rate.pairs_per_s:6.1%}")
     if peer_result.orjson_rate is not None:
         own = peer_result.rate.pairs_per_s / peer_result.orjson_rate.pairs_per_s
@@ -261,7 +268,8 @@ def report(orjson_rate: Rate, ours: Rate, strict: Rate, verdicts: str,
         print(_row(peer_result.lists_rate))
         targets.append(results.Target(
             "check() on parsed lists / frayproof.check", lists[0].pairs_per_s
-            / peer_result.lists_rate.pairs_per_s, TARGET_LISTS_VS_FRAYPROOF))
+            / peer_result.lists_rate.pairs_per_s, TARGET_LISTS_VS_FRAYPROOF,
+            noise=lists[0].noise + peer_result.lists_rate.noise))
         _compare("check() on parsed lists", lists[1], peer_result.lists_verdicts)
     return targets
 
@@ -472,19 +480,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     pairs = parsed_pairs(lines)
     lists_verdicts = lists_pass(pairs, contract)  # warm-up
     orjson_pass(lines)  # warm-up
-    best = best_seconds({"orjson": lambda: orjson_pass(lines),
-                         "strict": lambda: strict_pass(lines),
-                         "ours": lambda: ours_pass(lines, contract),
-                         "lists": lambda: lists_pass(pairs, contract)}, repeat)
+    passes = pass_seconds({"orjson": lambda: orjson_pass(lines),
+                           "strict": lambda: strict_pass(lines),
+                           "ours": lambda: ours_pass(lines, contract),
+                           "lists": lambda: lists_pass(pairs, contract)}, repeat)
+    best = {name: min(times) for name, times in passes.items()}
+    noise = {name: results.spread(times) for name, times in passes.items()}
     peer_result: PeerResult | str = "disabled (--no-peer)"
     if not args.no_peer:
         peer_result = measure_peer(path, len(lines), megabytes, repeat)
-    orjson_rate = Rate("orjson.loads (no checks)", best["orjson"], len(lines), megabytes)
-    ours = Rate("ours: strict parse + load + check", best["ours"], len(lines), megabytes)
+    orjson_rate = Rate("orjson.loads (no checks)", best["orjson"], len(lines), megabytes, noise["orjson"])
+    ours = Rate("ours: strict parse + load + check", best["ours"], len(lines), megabytes, noise["ours"])
     targets = report(orjson_rate, ours,
                      Rate("ours: strict parse only", best["strict"], len(lines), megabytes),
                      verdicts, peer_result,
-                     (Rate("ours: check() on parsed lists", best["lists"], len(pairs), megabytes),
+                     (Rate("ours: check() on parsed lists", best["lists"], len(pairs), megabytes,
+                           noise["lists"]),
                       lists_verdicts))
     figures = {name: len(lines) / seconds for name, seconds in best.items()}
     if not isinstance(peer_result, str):

@@ -26,6 +26,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks import results
 from benchmarks.bench_audit import DATA_DIR, Measured, corpus_file
 from benchmarks.compiled import ensure_compiled
 from sessiongen import realistic
@@ -76,6 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mutate", action="store_true", help="with mutation testing")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    parser.add_argument("--results", type=Path,
+                        help="write the JSON results into this folder (python -m benchmarks: "
+                        "benchmarks/results; never with --quick)")
     args = parser.parse_args(argv)
     ensure_compiled()  # every audit below is a fresh process: none may spend its time compiling
     try:
@@ -105,9 +109,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdict = "meets" if ratio >= TARGET_RATIO else "below"
     print(f"  dask / loky-2 rate: {ratio:.2f} ({verdict} the target {TARGET_RATIO}"
           f"{'' if megabytes >= 200 else ' set for >= 200 MB'})")
+    figures: dict[str, float] = {label: round(run.pairs_per_s, 1) for label, run in measured.items()}
     for label, backend, scheduler in (("loky, 2 workers", "loky", None),
                                       ("dask local cluster, 2 workers", "dask", "local")):
-        print(f"  per-task overhead, {label}: {task_overhead(backend, 2, scheduler):.2f} ms", flush=True)
+        overhead = task_overhead(backend, 2, scheduler)
+        figures[f"per-task overhead ms, {label}"] = round(overhead, 3)
+        print(f"  per-task overhead, {label}: {overhead:.2f} ms", flush=True)
+    targets = [results.Target(f"dask local cluster / loky --jobs 2, pairs/s ({megabytes} MB)", ratio,
+                              TARGET_RATIO, note="the cluster's start counted")]
+    results.save(results.results_dir(args.results, args.quick), "bench_scale", [1, 2], targets, figures)
     return 0
 
 

@@ -190,3 +190,31 @@ def test_a_full_benchmark_run_that_writes_a_worse_figure_exits_1(
                                                encoding="utf-8")
         assert suite.main([flag, "bench_check"]) == 0
         assert "REGRESSION" not in capsys.readouterr().out
+
+
+# --- the noise each headline figure carries (found by a full `make bench`: figures without it
+# were called regressions in a slow minute of this shared machine) ----------------------------
+
+def test_a_speed_up_carries_the_spread_of_its_rounds() -> None:
+    from benchmarks.bench_audit import Measured, SpeedUp
+
+    run = Measured("run", 1.0, 10, 1.0)
+    rounds = SpeedUp(run, run, (1.5, 1.2), (2.0, 2.0), (0.9, 0.9))
+    assert rounds.of_ceiling == pytest.approx(0.675)
+    # the rounds' inverse rates 1.33 and 1.67: median 1.5, 12.5% above the best
+    assert rounds.noise == pytest.approx(0.125)
+
+
+def test_a_ratio_to_frayproof_carries_both_sides_noise() -> None:
+    from benchmarks.bench_check import PeerResult, Rate, report
+
+    ours = Rate("ours", 1.0, 100, 1.0, noise=0.10)
+    peer = PeerResult(Rate("frayproof", 5.0, 100, 1.0, noise=0.05), "P" * 100, "frayproof",
+                      None, Rate("lists", 4.0, 100, 1.0, noise=0.02), "P" * 100)
+    targets = {t.goal: t for t in report(Rate("orjson", 0.5, 100, 1.0, noise=0.01), ours,
+                                         Rate("strict", 0.7, 100, 1.0), "P" * 100, peer,
+                                         (Rate("lists ours", 0.5, 100, 1.0, noise=0.03), "P" * 100))}
+    assert targets["parse + check / frayproof's"].noise == pytest.approx(0.15)
+    assert targets["check() on parsed lists / frayproof.check"].noise == pytest.approx(0.05)
+    assert targets["strict parse + load + check / bare orjson.loads"].noise == pytest.approx(0.11)
+

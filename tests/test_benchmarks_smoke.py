@@ -11,11 +11,13 @@ import importlib
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from benchmarks import bench_check, bench_report, bench_toolargs, corpus, peer
+from benchmarks.__main__ import BENCHMARKS
 from frayproof_audit import InputError, check, jsonio, load_contract, snapshot
 from frayproof_audit.toolargs.compiled import tool_set
 from frayproof_audit.toolargs.policy import DEFAULT_POLICY
@@ -169,6 +171,24 @@ def test_run_peer_returns_the_last_json_line(peer_python_path: Path) -> None:
               "print(json.dumps(sys.argv[1:] + [sys.stdin.read()]))")
     found = peer.run_peer(script, ["a"], input_data=b"b")
     assert found == ["a", "b"]
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_every_benchmark_takes_the_arguments_the_runner_passes(
+        name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`make bench` passes `--results DIR` to each (found when bench_scale exited 2 at once)."""
+    import argparse
+    import importlib
+
+    def parsed_only(self: argparse.ArgumentParser, args: Any = None, namespace: Any = None) -> Any:
+        _, unknown = self.parse_known_args(args, namespace)
+        assert not unknown, f"{name} refuses {unknown}"
+        raise SystemExit(0)  # stop before the benchmark itself runs
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parsed_only)
+    with pytest.raises(SystemExit) as stopped:
+        importlib.import_module(f"benchmarks.{name}").main(["--results", str(tmp_path)])
+    assert stopped.value.code == 0
 
 
 def test_runner_skips_missing_benchmarks_and_rejects_unknown_names() -> None:
