@@ -386,6 +386,8 @@ class SpeedUp:
     ceilings: tuple[float, ...]
     limits: tuple[float, ...]
     """Per round: the speed-up a perfect scheduler could reach, as a share of that round's ceiling."""
+    discarded: tuple[float, ...] = ()
+    """The speed-ups of rounds run again: above the number of workers (`IMPOSSIBLE_SPEEDUP`)."""
 
     @property
     def of_ceiling(self) -> float:
@@ -401,6 +403,11 @@ class SpeedUp:
         """How far the rounds' speed-ups / ceilings spread: the best over the median, less one
         (`results.spread` of their inverses)."""
         return results.spread([c / s for s, c in zip(self.speedups, self.ceilings, strict=True) if s > 0])
+
+
+IMPOSSIBLE_SPEEDUP = 1.1
+"""A round whose speed-up is above this times its workers measured the machine, not the
+audit, and is run again (at most as many times as there are rounds)."""
 
 
 def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bool, scratch: Path,
@@ -422,11 +429,17 @@ def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bo
     manys: list[Measured] = []
     ceilings: list[float] = []
     limits: list[float] = []
-    for _ in range(rounds):
+    discarded: list[float] = []
+    while len(ones) < rounds and len(discarded) < rounds:
         ahead = machine_speedup(jobs)
         one = audit_once(f"{label}, --jobs 1", path, contract, 1, mutate, scratch)
         many = audit_once(f"{label}, --jobs {jobs}", path, contract, jobs, mutate, scratch)
         ceiling = (ahead + machine_speedup(jobs)) / 2
+        if one.seconds / many.seconds > jobs * IMPOSSIBLE_SPEEDUP:
+            # more than N workers can give: the machine slowed down under one of the two runs
+            # (seen: "6.21x of 1.60x" with two workers), so the round measured the machine
+            discarded.append(one.seconds / many.seconds)
+            continue
         ones.append(one)
         manys.append(many)
         ceilings.append(ceiling)
@@ -434,8 +447,12 @@ def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bo
         fastest = max(serial + (one.seconds - serial) / ceiling, (one.seconds + start_cpu) / ceiling)
         best_possible = one.seconds / fastest
         limits.append(best_possible / ceiling)
+    if not ones:
+        raise RuntimeError(f"{label}: every round measured a speed-up above {jobs} workers'"
+                           f" ({', '.join(f'{d:.2f}x' for d in discarded)}): the machine is too noisy")
     speedups = tuple(one.seconds / many.seconds for one, many in zip(ones, manys, strict=True))
-    return SpeedUp(_fastest(ones), _fastest(manys), speedups, tuple(ceilings), tuple(limits))
+    return SpeedUp(_fastest(ones), _fastest(manys), speedups, tuple(ceilings), tuple(limits),
+                   tuple(discarded))
 
 
 def _fastest(runs: list[Measured]) -> Measured:
@@ -568,9 +585,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 targets.append(results.Target(
                     f"{mode} --jobs {args.jobs} speed-up / the machine's two-process ceiling, {size}",
                     rounds.of_ceiling, 0.9, limit=rounds.limit, noise=rounds.noise,
-                    note=f"median of {len(rounds.speedups)} interleaved rounds: {speedups}; limit: the"
-                         f" --jobs 1 run's work plus {start_cpu:.2f} s of CPU to start the pool, at the"
-                         " ceiling's rate, and its fixed cost serial"))
+                    note=f"median of {len(rounds.speedups)} interleaved rounds: {speedups}"
+                         + (f" ({len(rounds.discarded)} run again, above {args.jobs} workers: "
+                            + ", ".join(f"{d:.2f}x" for d in rounds.discarded) + ")"
+                            if rounds.discarded else "")
+                         + f"; limit: the --jobs 1 run's work plus {start_cpu:.2f} s of CPU to start"
+                           " the pool, at the ceiling's rate, and its fixed cost serial"))
                 figures[f"{prefix}{mode} speed-up"] = round(statistics.median(rounds.speedups), 2)
         if not args.no_large:
             for jobs in (1, args.jobs):

@@ -5,7 +5,9 @@ each, with the direction that is better (`at_least`) and the noise the run itsel
 (`Target.noise`, the spread of its passes). The recorded figures are the results files as last
 committed to the repository (`git show HEAD:benchmarks/results/<name>.json`; outside a git
 checkout, the files as they were when the run started). A figure is a **regression** when it
-is worse than its recorded value by more than `TOLERANCE` (15 %) plus the run's own noise:
+is worse than its recorded value by more than `TOLERANCE` (15 %) plus the run's own noise
+(a time or a rate against its record scaled by how fast the machine ran Python in each run,
+`speed_factor`: this shared VM's speed moves by a third within an hour):
 
     worse = recorded / measured - 1   (higher is better)      measured / recorded - 1   (lower)
     REGRESSION  when  worse > TOLERANCE + noise
@@ -99,6 +101,23 @@ def worse_by(measured: float, recorded: float, at_least: bool) -> float:
     return measured / recorded - 1 if recorded > 0 else (0.0 if measured <= 0 else float("inf"))
 
 
+TIMES = frozenset({"s", "ms", "us"})
+"""Units of figures that are CPU or wall time: slower in a slow minute."""
+
+
+def speed_factor(current: Mapping[str, Any], recorded: Mapping[str, Any], unit: str) -> float:
+    """How many times as slow the machine ran Python in this run as in the recorded one (the
+    `speed_probe_s` both recorded, `results.machine_speed`), for a figure that is a time or a
+    rate (`pairs/s`, `MB/s`); 1 for a ratio measured within one run (`x`), a size, or when
+    either run has no probe."""
+    if unit not in TIMES and not unit.endswith("/s"):
+        return 1.0
+    now, then = current.get("speed_probe_s"), recorded.get("speed_probe_s")
+    if not now or not then:
+        return 1.0
+    return float(now) / float(then)
+
+
 def compare(current: Record, recorded: Record | None,
             tolerance: float = TOLERANCE) -> list[Verdict]:
     """Every target of `current` against the same goal in `recorded`."""
@@ -122,9 +141,15 @@ def compare(current: Record, recorded: Record | None,
             continue
         noise = target.get("noise")
         allowed = tolerance + (float(noise) if noise is not None else 0.0)
-        worse = worse_by(measured, before, bool(target["at_least"]))
+        slower = speed_factor(current["machine"], recorded["machine"], unit)
+        worse = worse_by(measured, before * slower if not target["at_least"] else before / slower,
+                         bool(target["at_least"]))
         status = REGRESSION if worse > allowed else BETTER if worse < 0 else OK
         reason = "" if noise is not None else "noise not measured"
+        if slower != 1.0:
+            reason = "; ".join(part for part in (
+                reason, f"recorded figure scaled by the machine's speed: {slower:.2f}x as slow now")
+                if part)
         found.append(Verdict(name, goal, status, measured, unit, before, worse, allowed,
                              reason + (f"; recorded {recorded['date']}" if status == REGRESSION
                                        else "")))

@@ -14,6 +14,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -77,6 +78,31 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
+def _probe_work() -> int:
+    """A fixed piece of interpreter work: arithmetic, strings, a dict and a list, as the
+    benchmarks' own Python code does (about 30 ms here)."""
+    table: dict[str, int] = {}
+    total = 0
+    for number in range(60_000):
+        text = str(number * 7)
+        table[text] = len(text)
+        total += number % 13
+    return total + len(sorted(table.values()))
+
+
+def machine_speed(passes: int = 7) -> float:
+    """CPU seconds of `_probe_work`, best of `passes`: how fast one core of this machine runs
+    Python right now. Recorded with every result, so `benchmarks.regress` can compare a time or
+    a rate measured in a slow minute with one recorded in a fast one (the VM's speed moves by
+    a third within an hour; ratios measured in one run need no such help)."""
+    best = float("inf")
+    for _ in range(passes):
+        start = time.process_time()
+        _probe_work()
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def machine() -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(),
@@ -85,6 +111,7 @@ def machine() -> dict[str, Any]:
         "arch": platform.machine(),
         "cpu_model": cpu_model(),
         "load_average": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
+        "speed_probe_s": round(machine_speed(), 5),
     }
 
 

@@ -218,3 +218,46 @@ def test_a_ratio_to_frayproof_carries_both_sides_noise() -> None:
     assert targets["check() on parsed lists / frayproof.check"].noise == pytest.approx(0.05)
     assert targets["strict parse + load + check / bare orjson.loads"].noise == pytest.approx(0.11)
 
+
+
+def _probed(probe: float) -> dict[str, Any]:
+    return {**MACHINE, "speed_probe_s": probe}
+
+
+@pytest.mark.parametrize(("unit", "at_least", "recorded_value", "slow_value"), [
+    ("s", False, 1.0, 1.4),                  # a time 40 % longer in a minute 40 % slower
+    ("pairs/s", True, 400.0, 400.0 / 1.4),   # a rate as much lower
+])
+def test_a_time_or_rate_is_compared_at_the_machines_speed_of_each_run(
+        unit: str, at_least: bool, recorded_value: float, slow_value: float) -> None:
+    """A full `make bench` in a slow minute called run_mutations' 295 pairs/s (recorded 466)
+    a regression while frayproof, measured in the same run, was as much slower."""
+    recorded = record(target("figure", recorded_value, at_least=at_least, unit=unit),
+                      machine=_probed(0.010))
+    slow = record(target("figure", slow_value, at_least=at_least, unit=unit), machine=_probed(0.014))
+    verdict = one(slow, recorded)
+    assert verdict.status == regress.OK and verdict.worse == pytest.approx(0.0, abs=1e-9)
+    assert "1.40x as slow now" in verdict.line()
+    # without the probe (results recorded before it), the flat comparison stands
+    assert one(record(target("figure", slow_value, at_least=at_least, unit=unit)),
+               record(target("figure", recorded_value, at_least=at_least, unit=unit))
+               ).status == regress.REGRESSION
+    # and a real slowdown beyond the machine's still is one
+    twice = slow_value * (1.4 if not at_least else 1 / 1.4)
+    assert one(record(target("figure", twice, at_least=at_least, unit=unit), machine=_probed(0.014)),
+               recorded).status == regress.REGRESSION
+
+
+@pytest.mark.parametrize("unit", ["x", "MB", "KB"])
+def test_ratios_and_sizes_are_not_scaled(unit: str) -> None:
+    recorded = record(target("figure", 1.0, at_least=False, unit=unit), machine=_probed(0.010))
+    verdict = one(record(target("figure", 1.3, at_least=False, unit=unit), machine=_probed(0.014)),
+                  recorded)
+    assert verdict.status == regress.REGRESSION and "as slow now" not in verdict.line()
+
+
+def test_every_result_records_the_machines_speed() -> None:
+    from benchmarks.results import machine
+
+    probe = machine()["speed_probe_s"]
+    assert 0 < probe < 1.0
