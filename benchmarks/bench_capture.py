@@ -27,7 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,15 +119,15 @@ def overhead(label: str, pairs: list[dict[str, Any]], rounds: int,
         time_record(writer, pairs[: max(1, len(pairs) // 10)])  # warm-up: folders, files, caches
         time_bare(fd, pairs[: max(1, len(pairs) // 10)])
         for round_ in range(rounds):
-            steps: list[tuple[list[float], Callable[[], list[float]]]] = [
-                (record_times, lambda: time_record(writer, pairs)),
-                (bare_times, lambda: time_bare(fd, pairs))]
-            took: dict[int, list[float]] = {}
-            for times, step in reversed(steps) if round_ % 2 else steps:
-                took[id(times)] = step()
-                times.extend(took[id(times)])
-            per_round.append(statistics.median(took[id(record_times)])
-                             - statistics.median(took[id(bare_times)]))
+            if round_ % 2:  # alternately first
+                bare = time_bare(fd, pairs)
+                recorded = time_record(writer, pairs)
+            else:
+                recorded = time_record(writer, pairs)
+                bare = time_bare(fd, pairs)
+            record_times.extend(recorded)
+            bare_times.extend(bare)
+            per_round.append(statistics.median(recorded) - statistics.median(bare))
     finally:
         writer.close()
         os.close(fd)

@@ -14,12 +14,12 @@ measurement, not a test (nothing fails on a slow machine).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 from benchmarks.huge_check import session
+from benchmarks.results import best_cpu_seconds
 from frayproof_audit.transcript import compact, inspect
 
 BUDGET = 2000
@@ -51,15 +51,6 @@ FORMATS: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
 }
 
 
-def best_seconds(action: Callable[[], Any], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        action()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def run(sizes: Sequence[int], repeat: int) -> int:
     sizes = sorted(sizes)
     print(f"compact of huge valid transcripts to {BUDGET} tokens: {', '.join(map(str, sizes))} "
@@ -69,8 +60,8 @@ def run(sizes: Sequence[int], repeat: int) -> int:
         for size in sizes:
             transcript = build(session(max(1, size // 4)))
             result = compact(transcript, name, max_tokens=BUDGET)
-            seconds = best_seconds(partial(compact, transcript, name, max_tokens=BUDGET), repeat)
-            inspecting = best_seconds(partial(inspect, transcript, name), repeat)
+            seconds = best_cpu_seconds(partial(compact, transcript, name, max_tokens=BUDGET), repeat)
+            inspecting = best_cpu_seconds(partial(inspect, transcript, name), repeat)
             messages = result.dropped + len(
                 result.transcript if isinstance(result.transcript, list)
                 else result.transcript["messages"])

@@ -15,7 +15,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -95,10 +95,15 @@ def machine_speed(passes: int = 7) -> float:
     Python right now. Recorded with every result, so `benchmarks.regress` can compare a time or
     a rate measured in a slow minute with one recorded in a fast one (the VM's speed moves by
     a third within an hour; ratios measured in one run need no such help)."""
+    return best_cpu_seconds(_probe_work, passes)
+
+
+def best_cpu_seconds(action: Callable[[], object], repeat: int) -> float:
+    """The best CPU time of `repeat` runs of `action` (this process's)."""
     best = float("inf")
-    for _ in range(passes):
+    for _ in range(repeat):
         start = time.process_time()
-        _probe_work()
+        action()
         best = min(best, time.process_time() - start)
     return best
 

@@ -6,11 +6,13 @@ The builders mirror the spec's vocabulary (`call(*ids)`, `result(id)`, `user(...
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -202,3 +204,16 @@ def load_module(path: Path, text: str | None = None) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def cycles_left(work: Callable[[], object]) -> int:
+    """How many objects in reference cycles `work` left behind: counted by a full collection
+    after it ran with the collector off (so nothing collected them meanwhile). What the loops
+    run with the collector paused (`frayproof_audit/collector.py`) must keep at 0."""
+    gc.collect()
+    gc.disable()
+    try:
+        work()
+        return gc.collect()
+    finally:
+        gc.enable()

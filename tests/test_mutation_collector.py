@@ -6,7 +6,7 @@ records the audit corpus holds. The collector's state is restored whatever happe
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -20,20 +20,9 @@ from frayproof_audit.mutate import MutationReport, mutate_pair, run_mutations
 from frayproof_audit.mutate import runner as runner_module
 from frayproof_audit.snapshot import load_wire, parse_snapshot_bytes
 from sessiongen import realistic
+from tests.helpers import cycles_left
 
 MINIMAL = parse_contract("version: 1\n", "<contract>")
-
-
-def cycles_left(judge: Callable[[], object]) -> int:
-    """How many objects in reference cycles `judge` left behind: counted by a full collection
-    after it ran with the collector off (so nothing collected them meanwhile)."""
-    gc.collect()
-    gc.disable()
-    try:
-        judge()
-        return gc.collect()
-    finally:
-        gc.enable()
 
 
 @pytest.fixture

@@ -15,24 +15,12 @@ import pytest
 from benchmarks import bench_sources
 from frayproof_audit import sources
 from frayproof_audit.sources import SOURCES, derive, detect_file, file_siblings, read_source
-from tests.helpers import EXAMPLES
+from tests.helpers import EXAMPLES, cycles_left
 
 REPO = Path(__file__).resolve().parent.parent
 CYCLE_FREE = sorted(name for name, source in SOURCES.items() if source.cycle_free)
 FILES = sorted(path for folder in (REPO / "tests" / "data" / "agent_logs", EXAMPLES / "agent-logs")
                for path in folder.rglob("*") if path.is_file())
-
-
-def cycles_left(work: Callable[[], object]) -> int:
-    """How many objects in reference cycles `work` left behind: counted by a full collection
-    after it ran with the collector off (so nothing collected them meanwhile)."""
-    gc.collect()
-    gc.disable()
-    try:
-        work()
-        return gc.collect()
-    finally:
-        gc.enable()
 
 
 def _derived(source: str, path: Path) -> Callable[[], object]:

@@ -95,16 +95,17 @@ def test_summarization_middleware_steps_are_the_compactions(tmp_path: Path) -> N
         assert check(row.before, row.after, contract).passed
 
 
-def test_a_remove_message_trimming_node_is_a_truncation(tmp_path: Path) -> None:
-    path = tmp_path / "trim.sqlite"
-    model = FakeMessagesListChatModel(responses=[AIMessage(f"answer {i}") for i in range(30)])
+def trimming_graph(keep: int = 3) -> StateGraph[Any]:
+    """chat after trim: `trim` removes all but the last `keep` messages past four (a fake chat
+    model answers; the SQLite and the Postgres tests checkpoint the same graph)."""
+    model = FakeMessagesListChatModel(responses=[AIMessage(f"answer {i}") for i in range(60)])
 
     def chat(state: MessagesState) -> dict[str, Any]:
         return {"messages": [model.invoke(state["messages"])]}
 
     def trim(state: MessagesState) -> dict[str, Any]:
         messages = state["messages"]
-        return {"messages": [RemoveMessage(id=m.id) for m in messages[:-3]]} if len(messages) > 4 else {}
+        return {"messages": [RemoveMessage(id=m.id) for m in messages[:-keep]]} if len(messages) > 4 else {}
 
     builder = StateGraph(MessagesState)
     builder.add_node("trim", trim)
@@ -112,6 +113,12 @@ def test_a_remove_message_trimming_node_is_a_truncation(tmp_path: Path) -> None:
     builder.add_edge(START, "trim")
     builder.add_edge("trim", "chat")
     builder.add_edge("chat", END)
+    return builder
+
+
+def test_a_remove_message_trimming_node_is_a_truncation(tmp_path: Path) -> None:
+    path = tmp_path / "trim.sqlite"
+    builder = trimming_graph()
     with sqlite3.connect(path, check_same_thread=False) as connection:
         graph = builder.compile(checkpointer=SqliteSaver(connection))
         for i in range(4):

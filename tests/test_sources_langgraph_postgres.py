@@ -55,12 +55,12 @@ import psycopg  # noqa: E402
 from langchain.agents import create_agent  # noqa: E402
 from langchain.agents.middleware import SummarizationMiddleware  # noqa: E402
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
 from langgraph.checkpoint.postgres import PostgresSaver  # noqa: E402
 from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
 from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 
-from tests.test_sources_langgraph import held  # noqa: E402
+from tests.test_sources_langgraph import held, trimming_graph  # noqa: E402
 
 PASSWORD = "Sekr3t-pg-pw"
 """Long and unlike anything else in a run's output: found in no byte written or shown."""
@@ -149,26 +149,6 @@ def _agent(checkpointer: Any) -> Any:
                                                             keep=("messages", 2))])
 
 
-def _trimming(keep: int = 3) -> StateGraph[Any]:
-    """chat after trim: `trim` removes all but the last `keep` messages past four."""
-    model = FakeMessagesListChatModel(responses=[AIMessage(f"answer {i}") for i in range(60)])
-
-    def chat(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [model.invoke(state["messages"])]}
-
-    def trim(state: MessagesState) -> dict[str, Any]:
-        messages = state["messages"]
-        return {"messages": [RemoveMessage(id=m.id) for m in messages[:-keep]]} if len(messages) > 4 else {}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("trim", trim)
-    builder.add_node("chat", chat)
-    builder.add_edge(START, "trim")
-    builder.add_edge("trim", "chat")
-    builder.add_edge("chat", END)
-    return builder
-
-
 def _ask(graph: Any, thread: str, count: int, first: int = 0) -> None:
     for i in range(first, first + count):
         graph.invoke({"messages": [HumanMessage(f"q{i}")]}, {"configurable": {"thread_id": thread}})
@@ -186,7 +166,7 @@ def trimmed(server: Server) -> str:
     uri = server.create("trimmed")
     with PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
-        graph = _trimming().compile(checkpointer=saver)
+        graph = trimming_graph().compile(checkpointer=saver)
         _ask(graph, "t", 4)
         _ask(graph, "u", 3)
     return uri
@@ -225,7 +205,7 @@ def test_two_threads_and_a_subgraphs_namespace_are_read(server: Server) -> None:
         return {"messages": [AIMessage("outer")]}
 
     builder = StateGraph(MessagesState)
-    builder.add_node("inner", _trimming(keep=2).compile())
+    builder.add_node("inner", trimming_graph(keep=2).compile())
     builder.add_node("outer", outer)
     builder.add_edge(START, "inner")
     builder.add_edge("inner", "outer")
@@ -262,7 +242,7 @@ def test_the_pairs_equal_those_of_the_same_checkpoints_in_sqlite(
     uri = server.create("copied")
     with sqlite3.connect(path, check_same_thread=False) as connection:
         sqlite_saver = SqliteSaver(connection)
-        graph = _trimming().compile(checkpointer=sqlite_saver)
+        graph = trimming_graph().compile(checkpointer=sqlite_saver)
         _ask(graph, "t", 5)
         _ask(graph, "u", 4)
         with PostgresSaver.from_conn_string(uri) as saver:
@@ -412,7 +392,7 @@ def test_an_incremental_night_skips_an_unchanged_database_and_audits_a_changed_o
 
     with PostgresSaver.from_conn_string(uri) as saver:
         saver.setup()
-        graph = _trimming().compile(checkpointer=saver)
+        graph = trimming_graph().compile(checkpointer=saver)
         _ask(graph, "t", 4)
         assert sorted(night("monday")["pair_id"].to_list()) == ["t:1", "t:2"]
         assert night("tuesday").height == 0  # nothing changed: nothing audited again

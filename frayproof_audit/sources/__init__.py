@@ -12,6 +12,7 @@ with the corpus reader; `detect` recognizes it too, so `auto` chooses among all 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -196,9 +197,7 @@ def derive(source: str | Source, label: str, lines: Iterable[Line],
     """`source.derive(label, lines, siblings)`: the file's compaction rows and counts (the
     cyclic collector paused for a `cycle_free` source: its cost grew with the file)."""
     chosen = get_source(source) if isinstance(source, str) else source
-    if not chosen.cycle_free:
-        return chosen.derive(label, lines, siblings)
-    with collector_paused():
+    with collector_paused() if chosen.cycle_free else contextlib.nullcontext():
         return chosen.derive(label, lines, siblings)
 
 

@@ -63,21 +63,22 @@ def mark_duplicates(stage: StagedFiles, meta: Callable[[str], dict[str, str]], t
     repeated = counted.filter(pc.greater(counted["shard_count"], 1))
     joined = firsts.join(repeated.select(["pair_id", "shard_min"]), "pair_id")
     later = joined.filter(pc.greater(joined["shard"], joined["shard_min"]))
+    ids, shards_of = later["pair_id"].to_pylist(), later["shard"].to_pylist()
     by_shard: dict[int, set[str]] = {}
-    for pair_id, shard in zip(later["pair_id"].to_pylist(), later["shard"].to_pylist(), strict=True):
+    for pair_id, shard in zip(ids, shards_of, strict=True):
         by_shard.setdefault(shard, set()).add(pair_id)
     errors: dict[tuple[int, str], _PairErrors] = {}
     for relative in sorted(stage.staged):  # every table's files before the take-backs below
         table_name = relative.split("/", 1)[0]
         shard = shard_of(relative) if table_name in PARTITIONED_TABLES else -1
-        ids = by_shard.get(shard)
-        if ids:
-            for pair_id, counts in _flag(stage, relative, table_name, ids, meta, tally,
+        flagged_ids = by_shard.get(shard)
+        if flagged_ids:
+            for pair_id, counts in _flag(stage, relative, table_name, flagged_ids, meta, tally,
                                          accepted).items():
                 errors[(shard, pair_id)] = counts
     for pair_id, shard, status, introduced, compactor in zip(
-            later["pair_id"].to_pylist(), later["shard"].to_pylist(), later["status"].to_pylist(),
-            later["introduced_errors"].to_pylist(), later["compactor"].to_pylist(), strict=True):
+            ids, shards_of, later["status"].to_pylist(), later["introduced_errors"].to_pylist(),
+            later["compactor"].to_pylist(), strict=True):
         found = errors.get((shard, pair_id), _PairErrors())
         gated_introduced = (counts_as_failure(status, introduced, Blame.INTRODUCED)
                             and found.introduced > found.accepted_introduced)
