@@ -7,8 +7,10 @@ real CLI:
 
 `kill-at-commit` kills the process with SIGKILL just before the `runs` row is written: the old
 run of that id is already deleted and the new part files are copied into place.
-`pause-at-commit` sleeps `PAUSE_S` before the commit begins, holding the run id's lock, so a
-second run of the same id surely overlaps it.
+`pause-at-commit` waits, before the commit begins and holding the run id's lock, until its
+standard input is closed: the test closes it once a second run of the same id has been refused,
+so the two surely overlap and neither waits longer than it must (a fixed sleep cost six
+seconds).
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from typing import Any
 
 from frayproof_audit.corpus.store import object_stage as object_store
@@ -34,14 +35,11 @@ def kill_at_commit() -> None:
     object_store.write_object = write_or_die
 
 
-PAUSE_S = 6.0
-
-
 def pause_at_commit() -> None:
     commit = object_store.ObjectStage.commit
 
     def slow_commit(self: object_store.ObjectStage, *args: Any) -> None:
-        time.sleep(PAUSE_S)
+        sys.stdin.read()  # until the test closes the pipe
         commit(self, *args)
 
     object_store.ObjectStage.commit = slow_commit  # type: ignore[method-assign]

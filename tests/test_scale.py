@@ -314,7 +314,8 @@ def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
     fs, _ = location.filesystem(out)
     first = subprocess.Popen([sys.executable, "-m", "tests.scale_faults", "pause-at-commit",
                               *map(str, args)], cwd=REPO, env={**os.environ, **s3},
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
     try:
         deadline = time.monotonic() + 60
         while not fs.exists("audit/same-id/_staging/nightly.lock"):
@@ -325,7 +326,7 @@ def test_two_audits_with_one_run_id_on_s3_one_commits_the_other_is_refused(
         assert second.stderr.startswith("OUTPUT ERROR: another audit holds run id 'nightly' in "
                                         f"'{out}' (pid {first.pid} on ")
         assert "give this run another --run-id" in second.stderr
-        _, stderr = first.communicate(timeout=120)
+        _, stderr = first.communicate(timeout=120)  # closes its stdin: now it commits
     finally:
         if first.poll() is None:
             first.kill()
