@@ -15,6 +15,9 @@ import pytest
 
 from benchmarks.peer import PEER_ENV, peer_python
 
+pytest_plugins = ("tests.cpu_account", "pytester")
+"""The run ends with the CPU time it took and what that allows on this machine's cores."""
+
 REQUIRE_PEER_ENV = "FRAYPROOF_AUDIT_REQUIRE_PEER"
 """Set to 1 (CI does, once `make peer` succeeded) to make a missing peer fail instead of skip,
 so the differential tests can never stop running without anyone noticing."""
