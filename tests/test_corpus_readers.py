@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest import mock
 
 import polars as pl
 import pyarrow as pa
@@ -29,6 +32,7 @@ from tests.corpus_support import (
     write_jsonl,
     write_parquet,
 )
+from tests.helpers import REPO
 
 
 def run(tmp_path: Path, *inputs: Path | str, **options: object) -> pl.DataFrame:
@@ -277,3 +281,34 @@ def test_jobs_minus_one_uses_only_the_workers_the_input_keeps_busy() -> None:
     assert effective_jobs(3, 10, 1000) == 3  # an explicit --jobs is honoured
     assert effective_jobs(-1, 64, 64 * AUTO_BYTES_PER_WORKER) >= 1
     assert effective_jobs(8, 2) == 2
+
+
+@given(n_jobs=st.sampled_from([-1, 1, 2, 3, 8]), tasks=st.integers(0, 70), cores=st.integers(1, 64),
+       weight=st.none() | st.integers(0, 80 * 48 * 1024 * 1024))
+def test_jobs_without_counting_cores_equal_the_formula(
+        n_jobs: int, tasks: int, cores: int, weight: int | None) -> None:
+    """`effective_jobs` skips counting the cores (importing joblib) where one task or a small
+    input decides the answer; it still equals the formula whatever the core count."""
+    import joblib
+
+    from frayproof_audit.corpus.run.executor import AUTO_BYTES_PER_WORKER, effective_jobs
+
+    wanted = n_jobs
+    if n_jobs == -1:
+        wanted = cores if weight is None else min(cores, max(1, weight // AUTO_BYTES_PER_WORKER))
+    with mock.patch.object(joblib, "cpu_count", return_value=cores):
+        assert effective_jobs(n_jobs, tasks, weight) == max(1, min(wanted, tasks))
+
+
+def test_a_small_run_never_imports_joblib(tmp_path: Path) -> None:
+    """The shortcut above is the point: a small audit with the default `--jobs -1` runs in its
+    own process without importing joblib and loky (a sixth of its fixed cost)."""
+    probe = ("import sys\nfrom frayproof_audit.cli import main\n"
+             "try:\n    main(sys.argv[1:], prog_name='frayproof-audit')\n"
+             "except SystemExit as end:\n    assert end.code == 0, end.code\n"
+             "print('joblib' in sys.modules)")
+    args = ["audit", str(REPO / "examples" / "agent-logs"), "--out", str(tmp_path / "out"), "-q"]
+    done = subprocess.run([sys.executable, "-c", probe, *args], cwd=REPO, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "False"

@@ -171,7 +171,13 @@ def _joblib() -> Any:
 
 def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
     """Workers actually used: never more than there are tasks. `-1` means every core, or, given
-    the input's `weight` in bytes, no more workers than it keeps busy."""
+    the input's `weight` in bytes, no more workers than it keeps busy.
+
+    Where one task or a small input decides it, the answer is 1 whatever the core count, so
+    joblib is not imported to count them: that import was a sixth of a small run's fixed cost
+    (tests/test_corpus_readers.py proves the shortcut equal to the formula)."""
+    if n_jobs == -1 and (tasks <= 1 or (weight is not None and weight < 2 * AUTO_BYTES_PER_WORKER)):
+        return 1
     wanted = n_jobs
     if n_jobs == -1:
         wanted = _joblib().cpu_count()
