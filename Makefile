@@ -54,6 +54,7 @@ warm: $(STAMP)
 
 # Whole files to each worker, the longest first (tests/conftest.py: SLOWEST_FIRST), so a module's
 # cluster or object store starts once and no worker is left alone at the end on a long file.
+# The run ends with its CPU time and the floor it sets on these cores (tests/cpu_account.py).
 unit: $(STAMP)
 	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=20
 

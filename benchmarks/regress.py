@@ -14,8 +14,11 @@ is worse than its recorded value by more than `TOLERANCE` (15 %) plus the run's 
 
 Figures are compared only with a record of the same machine class (CPU count, model and
 architecture, Python's minor version): another machine's record says nothing about this one
-(`not comparable`, never a failure). `python -m benchmarks` runs this after the benchmarks and
-exits 1 on any regression, so `make bench` fails loudly; `make test` never runs it.
+(`not comparable`, never a failure). `python -m benchmarks` runs this after the benchmarks,
+runs each benchmark that read a regression once more and keeps only the regressions the rerun
+confirms (`confirmed`; the machine's speed can drop for minutes, more than a run's own noise
+and its speed probe show), and exits 1 on any, so `make bench` fails loudly; `make test` never
+runs it.
 
     python -m benchmarks.regress [--results DIR] [--against REV]   # compare what is on disk
 """
@@ -27,7 +30,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,9 +153,9 @@ def compare(current: Record, recorded: Record | None,
             reason = "; ".join(part for part in (
                 reason, f"recorded figure scaled by the machine's speed: {slower:.2f}x as slow now")
                 if part)
-        found.append(Verdict(name, goal, status, measured, unit, before, worse, allowed,
-                             reason + (f"; recorded {recorded['date']}" if status == REGRESSION
-                                       else "")))
+        if status == REGRESSION:
+            reason = "; ".join(part for part in (reason, f"recorded {recorded['date']}") if part)
+        found.append(Verdict(name, goal, status, measured, unit, before, worse, allowed, reason))
     return found
 
 
@@ -205,6 +208,59 @@ def check_files(paths: Sequence[Path], recorded: Mapping[str, Record | None],
         current = json.loads(path.read_text(encoding="utf-8"))
         verdicts += compare(current, recorded.get(path.name), tolerance)
     return verdicts
+
+
+def suspects(verdicts: Sequence[Verdict], modules: Sequence[str]) -> list[str]:
+    """The benchmark modules (of `modules`) whose results hold a regression, to run again: a
+    results file is named after its module, or after the module and a part (`bench_mutate`
+    writes `bench_mutate_huge`), so the longest module name it starts with. A file no module
+    that ran claims is not rerun: its regressions stand as read."""
+    found: list[str] = []
+    for verdict in verdicts:
+        if verdict.status != REGRESSION:
+            continue
+        owners = [name for name in modules if verdict.benchmark == name
+                  or verdict.benchmark.startswith(f"{name}_")]
+        owner = max(owners, key=len, default=None)
+        if owner is not None and owner not in found:
+            found.append(owner)
+    return found
+
+
+def confirmed(first: Sequence[Verdict], again: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts of a run whose regressions were measured a second time: a figure is a
+    regression only when the rerun reads one too (a slow minute of a shared machine, which the
+    run's own noise cannot show, passes in the rerun; a real slowdown does not). A figure the
+    rerun did not measure keeps its first verdict."""
+    rerun = {(verdict.benchmark, verdict.goal): verdict for verdict in again}
+    found: list[Verdict] = []
+    for verdict in first:
+        second = rerun.get((verdict.benchmark, verdict.goal))
+        if verdict.status != REGRESSION or second is None:
+            found.append(verdict)
+        elif second.status == REGRESSION:
+            found.append(replace(verdict, reason="; ".join(part for part in (
+                verdict.reason, f"confirmed by a rerun: {amount(second.measured, second.unit)}")
+                if part)))
+        else:
+            found.append(replace(second, reason="; ".join(part for part in (
+                second.reason, f"a rerun; the first run read {amount(verdict.measured, verdict.unit)},"
+                " not confirmed") if part)))
+    return found
+
+
+def keep_better(first: Path, again: Path, first_verdicts: Sequence[Verdict],
+                again_verdicts: Sequence[Verdict]) -> bool:
+    """Replace the results file `first` with its rerun `again` when the rerun reads fewer
+    regressions (the record the next run is compared with is then the better run of the two);
+    True when it did."""
+    def regressions(verdicts: Sequence[Verdict], name: str) -> int:
+        return sum(1 for v in verdicts if v.status == REGRESSION and f"{v.benchmark}.json" == name)
+
+    if regressions(again_verdicts, again.name) < regressions(first_verdicts, first.name):
+        first.write_text(again.read_text(encoding="utf-8"), encoding="utf-8")
+        return True
+    return False
 
 
 def report(verdicts: Sequence[Verdict]) -> int:
