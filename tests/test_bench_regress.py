@@ -351,7 +351,24 @@ def test_ratios_and_sizes_are_not_scaled(unit: str) -> None:
     assert verdict.status == regress.REGRESSION and "as slow now" not in verdict.line()
 
 
-def test_every_result_records_the_machines_speed() -> None:
+def test_the_huge_records_per_mutant_ratio_carries_both_sizes_noise(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """It had none: the 2026-12-01 21:49 run called 1.25x and its rerun 1.19x a regression of
+    the 0.99x recorded, in a figure that moved 0.85-1.38x over the day's runs."""
+    from benchmarks import huge_mutate
+
+    passes = {1_000: [0.30, 0.33, 0.36], 16_000: [1.50, 1.65, 1.80]}
+
+    def measured(size: int, *_: Any) -> dict[str, Any]:
+        return {"seconds": min(passes[size]), "passes": passes[size], "judged": 2 * size, "mb": 50.0,
+                "bytes": 100 * size, "skipped": 0}
+
+    monkeypatch.setattr(huge_mutate, "measure", measured)
+    assert huge_mutate.run([1_000, 16_000], 3, results_folder=tmp_path, contracts=["minimal"]) == 0
+    capsys.readouterr()
+    saved = json.loads((tmp_path / "bench_mutate_huge.json").read_text(encoding="utf-8"))
+    (ratio,) = [t for t in saved["targets"] if t["goal"].startswith("per-mutant cost")]
+    assert ratio["noise"] == pytest.approx(0.1 + 0.1)  # (median - best) / best of each size
     from benchmarks.results import machine
 
     probe = machine()["speed_probe_s"]
