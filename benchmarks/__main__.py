@@ -101,8 +101,12 @@ def _confirm(names: list[str], written: list[Path], verdicts: list[regress.Verdi
         again = regress.check_files(reruns, recorded)
         for path in reruns:
             first = RESULTS_DIR / path.name
-            if first in written and regress.keep_better(first, path, verdicts, again):
-                print(f"  kept the rerun's {path.name}: it reads fewer regressions")
+            if first not in written:
+                continue
+            counts = (f"{regress.regressions_in(again, path.name)} regression(s) in the rerun, "
+                      f"{regress.regressions_in(verdicts, path.name)} in the first run, over all its figures")
+            kept = "the rerun's" if regress.keep_better(first, path, verdicts, again) else "the first run's"
+            print(f"  kept {kept} {path.name}: {counts}")
     return regress.confirmed(verdicts, again)
 
 

@@ -249,15 +249,17 @@ def confirmed(first: Sequence[Verdict], again: Sequence[Verdict]) -> list[Verdic
     return found
 
 
+def regressions_in(verdicts: Sequence[Verdict], results_file: str) -> int:
+    """How many figures of one results file (`bench_x.json`) read as regressions."""
+    return sum(1 for v in verdicts if v.status == REGRESSION and f"{v.benchmark}.json" == results_file)
+
+
 def keep_better(first: Path, again: Path, first_verdicts: Sequence[Verdict],
                 again_verdicts: Sequence[Verdict]) -> bool:
     """Replace the results file `first` with its rerun `again` when the rerun reads fewer
-    regressions (the record the next run is compared with is then the better run of the two);
-    True when it did."""
-    def regressions(verdicts: Sequence[Verdict], name: str) -> int:
-        return sum(1 for v in verdicts if v.status == REGRESSION and f"{v.benchmark}.json" == name)
-
-    if regressions(again_verdicts, again.name) < regressions(first_verdicts, first.name):
+    regressions over all its figures (the record the next run is compared with is then the
+    better run of the two); True when it did."""
+    if regressions_in(again_verdicts, again.name) < regressions_in(first_verdicts, first.name):
         first.write_text(again.read_text(encoding="utf-8"), encoding="utf-8")
         return True
     return False

@@ -222,6 +222,8 @@ def test_a_regression_the_rerun_does_not_confirm_passes_and_the_better_run_is_ke
     assert "1 figure(s) read as regressions: running bench_x again to confirm" in printed
     assert "the first run read 40.00x, not confirmed" in printed and "REGRESSION:" not in printed
     assert runs[0] is None and runs[1] is not None and len(runs) == 2  # once, then once again
+    assert ("kept the rerun's bench_x.json: 0 regression(s) in the rerun, 1 in the first run, over "
+            "all its figures") in printed
     kept = json.loads((tmp_path / "bench_x.json").read_text(encoding="utf-8"))
     assert kept["targets"][0]["measured"] == 79.0  # the record for next time: the better run
 
@@ -245,6 +247,7 @@ def test_a_regression_the_rerun_confirms_fails_the_run(
     assert suite.main([]) == 1
     printed = capsys.readouterr().out
     assert "confirmed by a rerun: 41.00x" in printed and "REGRESSION: 1 figure(s)" in printed
+    assert "kept the first run's bench_x.json: 1 regression(s) in the rerun, 1 in the first run" in printed
     kept = json.loads((tmp_path / "bench_x.json").read_text(encoding="utf-8"))
     assert kept["targets"][0]["measured"] == 40.0  # as many regressions: the first run stays
 
