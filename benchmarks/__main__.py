@@ -7,15 +7,19 @@ missing) is reported as skipped and the others still run.
 A full run writes `benchmarks/results/` and then compares every results file it wrote with the
 last committed one (`benchmarks.regress`). A benchmark with a headline figure more than 15 %
 worse than recorded, beyond the run's own noise, is run once more (its results into a scratch
-folder): a figure the rerun confirms prints `REGRESSION` and the run exits 1; one it does not
-confirm was a slow minute of the machine. The results file kept is the run with fewer
-regressions.
+folder). A figure the rerun confirms is measured once more beside the code that made its
+record (the benchmark run from a git worktree of the commit that last wrote its results): only
+a figure worse than that too prints `REGRESSION` and the run exits 1; the others were the
+machine, slow for minutes. The results file kept is the run with fewer regressions.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -107,7 +111,63 @@ def _confirm(names: list[str], written: list[Path], verdicts: list[regress.Verdi
                       f"{regress.regressions_in(verdicts, path.name)} in the first run, over all its figures")
             kept = "the rerun's" if regress.keep_better(first, path, verdicts, again) else "the first run's"
             print(f"  kept {kept} {path.name}: {counts}")
-    return regress.confirmed(verdicts, again)
+        verdicts = regress.confirmed(verdicts, again)
+        for name in regress.suspects(verdicts, names):
+            verdicts = _against_recorded_code(name, verdicts, reruns, recorded)
+    return verdicts
+
+
+def _against_recorded_code(name: str, verdicts: list[regress.Verdict], reruns: list[Path],
+                           recorded: dict[str, regress.Record | None]) -> list[regress.Verdict]:
+    """A regression the rerun confirmed, measured once more beside the code that made its
+    record: `name` run from a worktree of the commit that last wrote its results, now. The
+    rerun's figures are then compared with those, measured minutes apart on the same machine."""
+    files = [path for path in reruns if regress.owner(path.stem, [name]) == name]
+    regressed = [path for path in files if regress.regressions_in(verdicts, path.name)]
+    commit = regress.recorded_commit(RESULTS_DIR / regressed[0].name) if regressed else None
+    if commit is None:
+        return verdicts
+    print(f"=== {name}: regressions confirmed; running the recorded code ({commit[:10]}) now, "
+          "beside them", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-recorded-") as folder:
+        scratch = Path(folder)
+        outcome = run_at(commit, name, scratch / "results")
+        print(f"=== {name} at {commit[:10]}: {outcome}\n", flush=True)
+        if outcome != "ok":
+            return verdicts
+        old = {path.name: json.loads(path.read_text(encoding="utf-8"))
+               for path in sorted((scratch / "results").glob("*.json"))}
+        now = [verdict for path in files if path.name in old
+               for verdict in regress.compare(json.loads(path.read_text(encoding="utf-8")),
+                                              old[path.name])]
+    return regress.against_recorded_code(verdicts, now, commit)
+
+
+def run_at(commit: str, name: str, results: Path) -> str:
+    """Run benchmark `name` as `commit` has it, its code and the package's (a detached git
+    worktree, beside this checkout's cached corpora), its results into `results`."""
+    root = RESULTS_DIR.parent.parent
+    with tempfile.TemporaryDirectory(prefix="bench-tree-") as folder:
+        tree = Path(folder) / "tree"
+        added = subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(tree), commit],
+                               cwd=root, capture_output=True, text=True, check=False)
+        if added.returncode != 0:
+            return f"skipped: no worktree of {commit[:10]} ({added.stderr.strip()[-200:]})"
+        try:
+            # what a checkout has beside its tracked files: the cached corpora, the peer
+            for kept in (Path("benchmarks") / "data", Path(".peer")):
+                if (root / kept).is_dir() and not (tree / kept).exists():
+                    (tree / kept).symlink_to(root / kept, target_is_directory=True)
+            results.mkdir(parents=True, exist_ok=True)
+            env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+            # `-m` from the worktree: its `benchmarks` and `frayproof_audit` come first on the
+            # path, before this checkout's editable install
+            done = subprocess.run([sys.executable, "-m", f"benchmarks.{name}", "--results", str(results)],
+                                  cwd=tree, env=env, check=False)
+            return "ok" if done.returncode == 0 else f"exit {done.returncode}"
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root,
+                           capture_output=True, check=False)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ architecture, Python's minor version): another machine's record says nothing abo
 (`not comparable`, never a failure). `python -m benchmarks` runs this after the benchmarks,
 runs each benchmark that read a regression once more and keeps only the regressions the rerun
 confirms (`confirmed`; the machine's speed can drop for minutes, more than a run's own noise
-and its speed probe show), and exits 1 on any, so `make bench` fails loudly; `make test` never
-runs it.
+and its speed probe show), measures what the rerun confirms beside the recorded code run now
+(`against_recorded_code`), and exits 1 on any regression left, so `make bench` fails loudly;
+`make test` never runs it.
 
     python -m benchmarks.regress [--results DIR] [--against REV]   # compare what is on disk
 """
@@ -219,12 +220,17 @@ def suspects(verdicts: Sequence[Verdict], modules: Sequence[str]) -> list[str]:
     for verdict in verdicts:
         if verdict.status != REGRESSION:
             continue
-        owners = [name for name in modules if verdict.benchmark == name
-                  or verdict.benchmark.startswith(f"{name}_")]
-        owner = max(owners, key=len, default=None)
-        if owner is not None and owner not in found:
-            found.append(owner)
+        module = owner(verdict.benchmark, modules)
+        if module is not None and module not in found:
+            found.append(module)
     return found
+
+
+def owner(results_name: str, modules: Sequence[str]) -> str | None:
+    """The module of `modules` that writes the results named `results_name` (`bench_x` or
+    `bench_x_part`): the longest name it starts with."""
+    owners = [name for name in modules if results_name == name or results_name.startswith(f"{name}_")]
+    return max(owners, key=len, default=None)
 
 
 def confirmed(first: Sequence[Verdict], again: Sequence[Verdict]) -> list[Verdict]:
@@ -246,6 +252,45 @@ def confirmed(first: Sequence[Verdict], again: Sequence[Verdict]) -> list[Verdic
             found.append(replace(second, reason="; ".join(part for part in (
                 second.reason, f"a rerun; the first run read {amount(verdict.measured, verdict.unit)},"
                 " not confirmed") if part)))
+    return found
+
+
+def recorded_commit(path: Path) -> str | None:
+    """The commit that last wrote the results file `path`: the code its record was measured
+    with (results are committed with or after the code that made them), or None outside git."""
+    try:
+        root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
+                              capture_output=True, text=True, check=True).stdout.strip()
+        relative = path.resolve().relative_to(Path(root).resolve())
+        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", relative.as_posix()],
+                                cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, ValueError, subprocess.CalledProcessError):
+        return None
+    return commit or None
+
+
+def against_recorded_code(verdicts: Sequence[Verdict], now: Sequence[Verdict],
+                          commit: str) -> list[Verdict]:
+    """The verdicts of confirmed regressions judged again against the recorded code run in the
+    same minutes (`now`: this run's figures compared with the figures of `commit`'s code
+    measured just before or after). A figure is a regression only if it is also worse than the
+    old code's beside it: a machine that stays slow for minutes slows both alike."""
+    beside = {(verdict.benchmark, verdict.goal): verdict for verdict in now}
+    short = commit[:10]
+    found: list[Verdict] = []
+    for verdict in verdicts:
+        pair = beside.get((verdict.benchmark, verdict.goal))
+        if verdict.status != REGRESSION or pair is None or pair.recorded is None:
+            found.append(verdict)
+        elif pair.status == REGRESSION:
+            found.append(replace(verdict, reason="; ".join(part for part in (
+                verdict.reason, f"worse than the recorded code ({short}) run now too: "
+                f"{amount(pair.recorded, pair.unit)}") if part)))
+        else:
+            found.append(replace(pair, reason="; ".join(part for part in (
+                pair.reason, f"compared with the recorded code ({short}) run now, not with the "
+                f"committed {amount(verdict.recorded or 0.0, verdict.unit)}: the machine is slower, "
+                "not the code") if part)))
     return found
 
 

@@ -376,3 +376,105 @@ def test_the_huge_records_per_mutant_ratio_carries_both_sizes_noise(
 
     probe = machine()["speed_probe_s"]
     assert 0 < probe < 1.0
+
+
+# --- a confirmed regression, measured beside the recorded code --------------------------------
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_the_record_s_commit_is_the_last_that_wrote_its_results_file(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "results" / "bench_x.json").write_text("1", encoding="utf-8")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "record")
+    wrote = _git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / "other.txt").write_text("later", encoding="utf-8")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "later")
+    assert regress.recorded_commit(tmp_path / "results" / "bench_x.json") == wrote
+    outside = tmp_path.parent / f"{tmp_path.name}-no-git"
+    outside.mkdir()
+    (outside / "bench_x.json").write_text("1", encoding="utf-8")
+    assert regress.recorded_commit(outside / "bench_x.json") is None
+
+
+FAKE_BENCHMARK = '''
+import json, sys
+from pathlib import Path
+
+FIGURE = {figure}
+
+def main(argv):
+    folder = Path(argv[argv.index("--results") + 1])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bench_x.json").write_text(json.dumps({{"figure": FIGURE, "ran": __file__}}))
+    return 0
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+def test_a_benchmark_runs_as_an_earlier_commit_has_it_and_its_worktree_goes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import benchmarks.__main__ as suite
+
+    repo = tmp_path / "repo"
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "__init__.py").write_text("", encoding="utf-8")
+    _git(repo, "init", "-q")
+    commits = []
+    for figure in (1, 2):
+        (repo / "benchmarks" / "bench_x.py").write_text(FAKE_BENCHMARK.format(figure=figure),
+                                                        encoding="utf-8")
+        _git(repo, "add", "-A")
+        _git(repo, "commit", "-qm", f"figure {figure}")
+        commits.append(_git(repo, "rev-parse", "HEAD"))
+    monkeypatch.setattr(suite, "RESULTS_DIR", repo / "benchmarks" / "results")
+    assert suite.run_at(commits[0], "bench_x", tmp_path / "out") == "ok"
+    written = json.loads((tmp_path / "out" / "bench_x.json").read_text(encoding="utf-8"))
+    assert written["figure"] == 1  # the old commit's code, not the checkout's
+    assert not Path(written["ran"]).resolve().is_relative_to(repo.resolve())
+    assert _git(repo, "worktree", "list").count("\n") == 0  # only the checkout itself is left
+    assert suite.run_at("0" * 40, "bench_x", tmp_path / "none").startswith("skipped: no worktree")
+
+
+def test_a_confirmed_regression_the_recorded_code_shares_now_is_the_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The 22:17 run of 2026-12-01: the 16,000-message record mutated in 2.91 s and 1.98 s (its
+    rerun) against 1.75 s recorded, with no mutation code changed since the record: a machine
+    slow for minutes slows an immediate rerun too, and the code that made the record as much."""
+    import benchmarks.__main__ as suite
+
+    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
+
+    def slow(name: str, quick: bool, results: Path | None = None) -> str:
+        ((results or tmp_path) / "bench_x.json").write_text(
+            json.dumps(record(target("ratio", 40.0 if results is None else 41.0))), encoding="utf-8")
+        return "ok"
+
+    same_code_now = "worse than the recorded code (abcdef1234) run now too: 80.00x"
+    for old_code, code, verdict in ((42.0, 0, "the machine is slower, not the code"),
+                                    (80.0, 1, same_code_now)):
+        def at(commit: str, name: str, results: Path, figure: float = old_code) -> str:
+            assert (commit, name) == ("abcdef1234" + "0" * 30, "bench_x")
+            results.mkdir(parents=True, exist_ok=True)
+            (results / "bench_x.json").write_text(json.dumps(record(target("ratio", figure))),
+                                                  encoding="utf-8")
+            return "ok"
+
+        (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
+        monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
+        monkeypatch.setattr(suite, "BENCHMARKS", ("bench_x",))
+        monkeypatch.setattr(suite, "run", slow)
+        monkeypatch.setattr(suite, "run_at", at)
+        monkeypatch.setattr(regress, "recorded_commit", lambda path: "abcdef1234" + "0" * 30)
+        assert suite.main([]) == code
+        printed = capsys.readouterr().out
+        assert "running the recorded code (abcdef1234) now, beside them" in printed
+        assert verdict in printed
