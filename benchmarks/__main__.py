@@ -139,7 +139,7 @@ def _against_recorded_code(name: str, verdicts: list[regress.Verdict], reruns: l
                for path in sorted((scratch / "results").glob("*.json"))}
         now = [verdict for path in files if path.name in old
                for verdict in regress.compare(json.loads(path.read_text(encoding="utf-8")),
-                                              old[path.name])]
+                                              old[path.name], scaled=False)]
     return regress.against_recorded_code(verdicts, now, commit)
 
 

@@ -346,6 +346,16 @@ def test_a_time_or_rate_is_compared_at_the_machines_speed_of_each_run(
                recorded).status == regress.REGRESSION
 
 
+def test_the_probe_forgives_a_slow_run_but_never_makes_a_record_stricter() -> None:
+    recorded = record(target("figure", 1.0, at_least=False, unit="s"), machine=_probed(0.010))
+    fast_probe = record(target("figure", 1.1, at_least=False, unit="s"), machine=_probed(0.007))
+    verdict = one(fast_probe, recorded)
+    assert verdict.status == regress.OK and verdict.worse == pytest.approx(0.1)  # not 0.1 / 0.7
+    assert regress.compare(fast_probe, recorded, scaled=False)[0].worse == pytest.approx(0.1)
+    slow_probe = record(target("figure", 1.4, at_least=False, unit="s"), machine=_probed(0.014))
+    assert regress.compare(slow_probe, recorded, scaled=False)[0].status == regress.REGRESSION
+
+
 @pytest.mark.parametrize("unit", ["x", "MB", "KB"])
 def test_ratios_and_sizes_are_not_scaled(unit: str) -> None:
     recorded = record(target("figure", 1.0, at_least=False, unit=unit), machine=_probed(0.010))
