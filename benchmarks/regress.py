@@ -30,7 +30,7 @@ import argparse
 import json
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -158,22 +158,27 @@ def compare(current: Record, recorded: Record | None,
         status = REGRESSION if worse > allowed else BETTER if worse < 0 else OK
         reason = "" if noise is not None else "noise not measured"
         if slower != 1.0:
-            reason = "; ".join(part for part in (
-                reason, f"recorded figure scaled by the machine's speed: {slower:.2f}x as slow now")
-                if part)
+            reason = _joined(reason, f"recorded figure scaled by the machine's speed: "
+                                     f"{slower:.2f}x as slow now")
         if status == REGRESSION:
-            reason = "; ".join(part for part in (reason, f"recorded {recorded['date']}") if part)
+            reason = _joined(reason, f"recorded {recorded['date']}")
         found.append(Verdict(name, goal, status, measured, unit, before, worse, allowed, reason))
     return found
+
+
+def _in_git(path: Path) -> tuple[str, str]:
+    """The git checkout holding `path` and the path within it; raises CalledProcessError (or
+    OSError without git, ValueError outside the checkout)."""
+    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    return root, path.resolve().relative_to(Path(root).resolve()).as_posix()
 
 
 def committed(path: Path, revision: str = "HEAD") -> Record | None:
     """The results file as committed at `revision`, or None (not in git, or not committed)."""
     try:
-        root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        relative = path.resolve().relative_to(Path(root).resolve())
-        shown = subprocess.run(["git", "show", f"{revision}:{relative.as_posix()}"], cwd=root,
+        root, relative = _in_git(path)
+        shown = subprocess.run(["git", "show", f"{revision}:{relative}"], cwd=root,
                                capture_output=True, check=True).stdout
     except (OSError, ValueError, subprocess.CalledProcessError):
         return None
@@ -245,31 +250,19 @@ def confirmed(first: Sequence[Verdict], again: Sequence[Verdict]) -> list[Verdic
     regression only when the rerun reads one too (a slow minute of a shared machine, which the
     run's own noise cannot show, passes in the rerun; a real slowdown does not). A figure the
     rerun did not measure keeps its first verdict."""
-    rerun = {(verdict.benchmark, verdict.goal): verdict for verdict in again}
-    found: list[Verdict] = []
-    for verdict in first:
-        second = rerun.get((verdict.benchmark, verdict.goal))
-        if verdict.status != REGRESSION or second is None:
-            found.append(verdict)
-        elif second.status == REGRESSION:
-            found.append(replace(verdict, reason="; ".join(part for part in (
-                verdict.reason, f"confirmed by a rerun: {amount(second.measured, second.unit)}")
-                if part)))
-        else:
-            found.append(replace(second, reason="; ".join(part for part in (
-                second.reason, f"a rerun; the first run read {amount(verdict.measured, verdict.unit)},"
-                " not confirmed") if part)))
-    return found
+    return _second_look(
+        first, again,
+        lambda second: f"confirmed by a rerun: {amount(second.measured, second.unit)}",
+        lambda first_verdict: f"a rerun; the first run read "
+                              f"{amount(first_verdict.measured, first_verdict.unit)}, not confirmed")
 
 
 def recorded_commit(path: Path) -> str | None:
     """The commit that last wrote the results file `path`: the code its record was measured
     with (results are committed with or after the code that made them), or None outside git."""
     try:
-        root = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path.parent,
-                              capture_output=True, text=True, check=True).stdout.strip()
-        relative = path.resolve().relative_to(Path(root).resolve())
-        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", relative.as_posix()],
+        root, relative = _in_git(path)
+        commit = subprocess.run(["git", "log", "-1", "--format=%H", "--", relative],
                                 cwd=root, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, ValueError, subprocess.CalledProcessError):
         return None
@@ -282,23 +275,36 @@ def against_recorded_code(verdicts: Sequence[Verdict], now: Sequence[Verdict],
     same minutes (`now`: this run's figures compared with the figures of `commit`'s code
     measured just before or after). A figure is a regression only if it is also worse than the
     old code's beside it: a machine that stays slow for minutes slows both alike."""
-    beside = {(verdict.benchmark, verdict.goal): verdict for verdict in now}
     short = commit[:10]
+    return _second_look(
+        verdicts, [verdict for verdict in now if verdict.recorded is not None],
+        lambda pair: f"worse than the recorded code ({short}) run now too: "
+                     f"{amount(pair.recorded or 0.0, pair.unit)}",
+        lambda first: f"compared with the recorded code ({short}) run now, not with the committed "
+                      f"{amount(first.recorded or 0.0, first.unit)}: the machine is slower, not the code")
+
+
+def _second_look(first: Sequence[Verdict], second: Sequence[Verdict],
+                 still: Callable[[Verdict], str], cleared: Callable[[Verdict], str]) -> list[Verdict]:
+    """Each regression of `first` judged again by the same figure's verdict in `second`: kept,
+    with `still(second verdict)` said, when that is a regression too, else replaced by it, with
+    `cleared(first verdict)` said. Every other verdict, and a figure `second` lacks, stays."""
+    again = {(verdict.benchmark, verdict.goal): verdict for verdict in second}
     found: list[Verdict] = []
-    for verdict in verdicts:
-        pair = beside.get((verdict.benchmark, verdict.goal))
-        if verdict.status != REGRESSION or pair is None or pair.recorded is None:
+    for verdict in first:
+        other = again.get((verdict.benchmark, verdict.goal))
+        if verdict.status != REGRESSION or other is None:
             found.append(verdict)
-        elif pair.status == REGRESSION:
-            found.append(replace(verdict, reason="; ".join(part for part in (
-                verdict.reason, f"worse than the recorded code ({short}) run now too: "
-                f"{amount(pair.recorded, pair.unit)}") if part)))
+        elif other.status == REGRESSION:
+            found.append(replace(verdict, reason=_joined(verdict.reason, still(other))))
         else:
-            found.append(replace(pair, reason="; ".join(part for part in (
-                pair.reason, f"compared with the recorded code ({short}) run now, not with the "
-                f"committed {amount(verdict.recorded or 0.0, verdict.unit)}: the machine is slower, "
-                "not the code") if part)))
+            found.append(replace(other, reason=_joined(other.reason, cleared(verdict))))
     return found
+
+
+def _joined(*parts: str) -> str:
+    """A verdict's reasons, the empty ones left out."""
+    return "; ".join(part for part in parts if part)
 
 
 def regressions_in(verdicts: Sequence[Verdict], results_file: str) -> int:

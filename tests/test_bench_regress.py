@@ -194,6 +194,28 @@ def test_a_full_benchmark_run_that_writes_a_worse_figure_exits_1(
 
 # --- a regression is measured twice: the rerun confirms it or it was a slow minute ------------
 
+def _suite_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: float,
+                   rerun: float) -> tuple[Any, list[Path | None]]:
+    """`benchmarks.__main__` with one benchmark, `bench_x`, recorded at 80x, that reads `first`
+    and, run again into a scratch folder, `rerun`; and the folders each run wrote into."""
+    import benchmarks.__main__ as suite
+
+    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
+    runs: list[Path | None] = []
+
+    def fake_run(name: str, quick: bool, results: Path | None = None) -> str:
+        runs.append(results)
+        figure = first if results is None else rerun
+        ((results or tmp_path) / "bench_x.json").write_text(
+            json.dumps(record(target("ratio", figure))), encoding="utf-8")
+        return "ok"
+
+    monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
+    monkeypatch.setattr(suite, "BENCHMARKS", ("bench_x",))
+    monkeypatch.setattr(suite, "run", fake_run)
+    return suite, runs
+
+
 def test_a_regression_the_rerun_does_not_confirm_passes_and_the_better_run_is_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -201,21 +223,7 @@ def test_a_regression_the_rerun_does_not_confirm_passes_and_the_better_run_is_ke
     of the machine (the code of the fixed-cost figure, timed against the recorded run's code
     in alternation, read 0.33-0.35 s for both): each benchmark with one is run again, and only
     what the rerun confirms fails the run."""
-    import benchmarks.__main__ as suite
-
-    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
-    runs: list[Path | None] = []
-
-    def slow_then_fine(name: str, quick: bool, results: Path | None = None) -> str:
-        runs.append(results)
-        figure = 40.0 if results is None else 79.0  # the rerun: within the tolerance
-        ((results or tmp_path) / "bench_x.json").write_text(
-            json.dumps(record(target("ratio", figure))), encoding="utf-8")
-        return "ok"
-
-    monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
-    monkeypatch.setattr(suite, "BENCHMARKS", ("bench_x",))
-    monkeypatch.setattr(suite, "run", slow_then_fine)
+    suite, runs = _suite_reading(tmp_path, monkeypatch, 40.0, 79.0)  # the rerun: within the tolerance
     assert suite.main([]) == 0
     printed = capsys.readouterr().out
     assert "(; " not in printed
@@ -231,19 +239,7 @@ def test_a_regression_the_rerun_does_not_confirm_passes_and_the_better_run_is_ke
 def test_a_regression_the_rerun_confirms_fails_the_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import benchmarks.__main__ as suite
-
-    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
-
-    def always_slow(name: str, quick: bool, results: Path | None = None) -> str:
-        figure = 40.0 if results is None else 41.0
-        ((results or tmp_path) / "bench_x.json").write_text(
-            json.dumps(record(target("ratio", figure))), encoding="utf-8")
-        return "ok"
-
-    monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
-    monkeypatch.setattr(suite, "BENCHMARKS", ("bench_x",))
-    monkeypatch.setattr(suite, "run", always_slow)
+    suite, _ = _suite_reading(tmp_path, monkeypatch, 40.0, 41.0)
     assert suite.main([]) == 1
     printed = capsys.readouterr().out
     assert "confirmed by a rerun: 41.00x" in printed and "REGRESSION: 1 figure(s)" in printed
@@ -459,15 +455,6 @@ def test_a_confirmed_regression_the_recorded_code_shares_now_is_the_machine(
     """The 22:17 run of 2026-12-01: the 16,000-message record mutated in 2.91 s and 1.98 s (its
     rerun) against 1.75 s recorded, with no mutation code changed since the record: a machine
     slow for minutes slows an immediate rerun too, and the code that made the record as much."""
-    import benchmarks.__main__ as suite
-
-    (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
-
-    def slow(name: str, quick: bool, results: Path | None = None) -> str:
-        ((results or tmp_path) / "bench_x.json").write_text(
-            json.dumps(record(target("ratio", 40.0 if results is None else 41.0))), encoding="utf-8")
-        return "ok"
-
     same_code_now = "worse than the recorded code (abcdef1234) run now too: 80.00x"
     for old_code, code, verdict in ((42.0, 0, "the machine is slower, not the code"),
                                     (80.0, 1, same_code_now)):
@@ -478,10 +465,7 @@ def test_a_confirmed_regression_the_recorded_code_shares_now_is_the_machine(
                                                   encoding="utf-8")
             return "ok"
 
-        (tmp_path / "bench_x.json").write_text(json.dumps(record(target("ratio", 80.0))), encoding="utf-8")
-        monkeypatch.setattr(suite, "RESULTS_DIR", tmp_path)
-        monkeypatch.setattr(suite, "BENCHMARKS", ("bench_x",))
-        monkeypatch.setattr(suite, "run", slow)
+        suite, _ = _suite_reading(tmp_path, monkeypatch, 40.0, 41.0)
         monkeypatch.setattr(suite, "run_at", at)
         monkeypatch.setattr(regress, "recorded_commit", lambda path: "abcdef1234" + "0" * 30)
         assert suite.main([]) == code

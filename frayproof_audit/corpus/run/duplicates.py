@@ -92,13 +92,21 @@ _PAIR_COLUMNS = ("pair_id", "duplicate", "status", "introduced_errors", "compact
 
 @dataclass(slots=True)
 class _PairErrors:
-    """A repeated record's error findings, as its worker counted them for the gates: all, the
-    compactor's (`--blame introduced`), and of each those the baseline accepts."""
+    """A repeated record's findings (of one check, or all of them), as its worker counted them
+    for the gates: all findings, the errors, the compactor's errors (`--blame introduced`), and
+    of each of those the baseline accepts."""
 
+    findings: int = 0
     errors: int = 0
     introduced: int = 0
     accepted: int = 0
     accepted_introduced: int = 0
+
+    def add_error(self, introduced: bool, accepted: bool) -> None:
+        self.errors += 1
+        self.introduced += introduced
+        self.accepted += accepted
+        self.accepted_introduced += introduced and accepted
 
 
 def _flag(stage: StagedFiles, relative: str, table_name: str, ids: set[str],
@@ -128,29 +136,20 @@ def _flag(stage: StagedFiles, relative: str, table_name: str, ids: set[str],
         for left in not_judged.values():
             tally.uncount_budget(left)
     elif table_name == "findings":
-        per_check: dict[tuple[str, str], list[int]] = {}
+        per_check: dict[tuple[str, str], _PairErrors] = {}
         for pair_id, check, code, severity, origin in zip(
                 new["pair_id"].to_pylist(), new["check"].to_pylist(), new["code"].to_pylist(),
                 new["severity"].to_pylist(), new["origin"].to_pylist(), strict=True):
             # as `worker._Auditor._checked` counted them
-            counts = per_check.setdefault((pair_id, check), [0, 0, 0, 0, 0])
-            counts[0] += 1
+            counts = per_check.setdefault((pair_id, check), _PairErrors())
+            counts.findings += 1
             if severity == "error":
-                mine = int(counts_finding(origin, Blame.INTRODUCED))
-                known = int((pair_id, code) in accepted)
-                counts[1] += 1
-                counts[2] += mine
-                counts[3] += known
-                counts[4] += known * mine
-                found = pair_errors.setdefault(pair_id, _PairErrors())
-                found.errors += 1
-                found.introduced += mine
-                found.accepted += known
-                found.accepted_introduced += known * mine
-        for (_, check), (found_here, errors, introduced, accepted_here, accepted_introduced) \
-                in per_check.items():
-            tally.uncount_check(check, found_here, errors, introduced, accepted_here,
-                                accepted_introduced)
+                mine, known = counts_finding(origin, Blame.INTRODUCED), (pair_id, code) in accepted
+                counts.add_error(mine, known)
+                pair_errors.setdefault(pair_id, _PairErrors()).add_error(mine, known)
+        for (_, check), counts in per_check.items():
+            tally.uncount_check(check, counts.findings, counts.errors, counts.introduced,
+                                counts.accepted, counts.accepted_introduced)
     index = table.schema.get_field_index("duplicate")
     flagged = pc.or_(before, hit)
     table = table.set_column(index, table.schema.field(index), flagged)
