@@ -475,17 +475,21 @@ def test_a_lost_worker_names_the_tasks_in_flight_and_the_rest_are_accounted_for(
     if backend == "ray":
         request.getfixturevalue("ray_local")
 
+    tasks = list(range(16))
     executor: Executor[None, int, int] = Executor(backend, 2, scheduler)
     with executor:
-        executor.submit(_die_on_three, None, list(range(8)))
+        executor.submit(_die_on_three, None, tasks)
         done: list[int] = []
         with pytest.raises(WorkerLost) as lost:
             done.extend(executor.completed())
         in_flight = set(lost.value.in_flight)
-        # IN_FLIGHT_PER_WORKER tasks per worker are handed out, plus one finished, not yet taken
-        assert 3 in in_flight and len(in_flight) <= 2 * IN_FLIGHT_PER_WORKER + 1
+        # Handed out ahead of the results: IN_FLIGHT_PER_WORKER per worker in the pool, plus
+        # tasks that finished (and so freed a place) while the loss was being noticed, before
+        # this thread took their results: under load, up to one per worker (the suite saw
+        # {2..7} of 8 tasks).
+        assert 3 in in_flight and len(in_flight) <= 2 * IN_FLIGHT_PER_WORKER + 2 * 2
         assert not in_flight & set(done)
-        rest = [task for task in range(8) if task not in done and task not in in_flight]
+        rest = [task for task in tasks if task not in done and task not in in_flight]
         executor.submit(_die_on_three, None, [task for task in rest + sorted(in_flight) if task != 3])
         done.extend(executor.completed())  # a fresh pool takes over
-    assert sorted(done) == [0, 1, 2, 4, 5, 6, 7]
+    assert sorted(done) == [task for task in tasks if task != 3]
