@@ -39,7 +39,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks import corpus, results
+from benchmarks import corpus, results, stage_shares
 from benchmarks.compiled import ensure_compiled
 from frayproof_audit import jsonio
 from sessiongen import realistic
@@ -54,6 +54,7 @@ BIG_MB = 50
 QUICK_BIG_MB = 4
 BIG_RECORDS = 3
 TARGET_VS_ORJSON = 0.5
+TARGET_OF_LIMIT = 0.8
 TARGET_SPEEDUP = 1.8
 TARGET_RSS_GROWTH = 1.5
 TARGET_RSS_PER_RECORD = 4.0
@@ -477,6 +478,29 @@ def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bo
                    tuple(discarded))
 
 
+def share_of_limit(name: str, path: Path, contract: Path, scratch: Path, repeat: int, fixed_cpu: float,
+                   strict: float, audit_cpu: float, noise: float, figures: dict[str, float | None]
+                   ) -> results.Target:
+    """Issue 28's form of the check-only goal: the audit's CPU against the strict-parsing
+    limit's (fixed cost plus strict parsing), target 0.8; beside it the shares of an in-process
+    run and the bound the engine's own indispensable work sets (`stage_shares`)."""
+    shares = stage_shares.measure(path, contract, scratch, repeat)
+    hashing = stage_shares.hashing_seconds(path, repeat)
+    floor = fixed_cpu + stage_shares.floor_s(shares, strict, hashing)
+    print(f"  where it goes, in process (CPU, the least of {repeat} runs): {shares.line()};"
+          f" hashing the lines alone {hashing:.2f} s", flush=True)
+    for stage, seconds in shares.stages.items():
+        figures[f"{name} {stage_shares.STAGES[stage]} s"] = round(seconds, 3)
+    figures[f"{name} rows and Parquet s"] = round(shares.rest_s, 3)
+    return results.Target(
+        f"check-only audit / its strict-parsing limit, {name} (CPU time)",
+        (fixed_cpu + strict) / audit_cpu if audit_cpu else 0.0, TARGET_OF_LIMIT,
+        limit=(fixed_cpu + strict) / floor, noise=noise,
+        note=f"limit: the fixed cost {fixed_cpu:.2f} s, strict parsing {strict:.2f} s, hashing"
+             f" {hashing:.2f} s, views {shares.stages['_load']:.2f} s and checks"
+             f" {shares.stages['check_blamed']:.2f} s, with no repair, rows or Parquet at all")
+
+
 def _fastest(runs: list[Measured]) -> Measured:
     best = min(runs, key=lambda run: run.seconds)
     peak = max(run.peak_rss or 0 for run in runs)
@@ -580,6 +604,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      " parsing alone"))
             figures[f"{name} orjson pairs/s"] = round(base.pairs_per_s, 1)
             figures[f"{name} audit jobs 1 pairs/s"] = round(measured.pairs_per_s, 1)
+            targets.append(share_of_limit(name, corpus_path, contract, scratch, repeat, fixed_cpu,
+                                          strict, audit_cpu, ratio_noise, figures))
         start_cpu = pool_start_cpu(args.jobs, repeat)
         figures["pool_start_cpu_s"] = round(start_cpu, 3)
         print(f"  starting a pool of {args.jobs} workers ready to audit: {start_cpu:.2f} s of CPU"

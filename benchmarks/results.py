@@ -2,8 +2,9 @@
 
 A full run writes `<DIR>/<name>.json` when given `--results DIR` (`python -m benchmarks`
 passes `benchmarks/results`; a `--quick` run writes nothing): when and where it ran, and one
-`Target` per goal it measures, met or not, with the limit the machine itself sets where there
-is one. The README's speed table is generated from these files, never typed by hand.
+`Target` per goal it measures, met or not, with the limit that the machine, or work the goal
+leaves in, sets where there is one. The README's speed table is generated from these files,
+never typed by hand.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Target:
     unit: str = "x"
     at_least: bool = True
     limit: float | None = None
-    """The best this machine allows for this goal, where something outside our code sets one."""
+    """The best attainable for this goal where something beyond it sets one: the machine (its
+    cores, a parser's rate), or work the goal's own terms leave in; the note says which."""
     note: str = ""
     noise: float | None = None
     """How much this figure moved within the run, relative to it (`spread` of its passes, the
@@ -47,7 +49,7 @@ class Target:
     def line(self) -> str:
         sign = ">=" if self.at_least else "<="
         verdict = "met" if self.met else "NOT met"
-        limit = f"; machine limit {amount(self.limit, self.unit)}" if self.limit is not None else ""
+        limit = f"; limit {amount(self.limit, self.unit)}" if self.limit is not None else ""
         note = f" ({self.note})" if self.note else ""
         noise = f", noise {100 * self.noise:.1f}%" if self.noise is not None else ""
         return (f"  target {self.goal}: {amount(self.measured, self.unit)}"

@@ -316,3 +316,24 @@ def test_bench_check_compact_of_huge_transcripts_runs_and_compacts(
         ("openai", "201"), ("openai", "801"), ("anthropic", "200"), ("anthropic", "800")]
     assert all(0 < int(row[-1]) < 100 for row in rows)  # kept: a suffix that fits 2000 tokens
     assert out.count("cost per message, largest / smallest") == 2
+
+
+def test_stage_shares_times_the_workers_steps_and_puts_them_back(tmp_path: Path) -> None:
+    """bench_audit's shares of a check-only audit: each of the worker's steps is timed where it
+    runs, within the run's total, and the worker's own functions are back afterwards."""
+    from benchmarks import stage_shares
+    from frayproof_audit.corpus.run import worker
+
+    logs = tmp_path / "logs.jsonl"
+    logs.write_bytes(b"".join(line + b"\n" for line in realistic.iter_lines(n_pairs=12, seed=2)))
+    contract = realistic.write_contract(tmp_path / "contract.yaml")
+    originals = {name: getattr(worker, name) for name in stage_shares.STAGES}
+    shares = stage_shares.measure(logs, contract, tmp_path, 1)
+    assert {name: getattr(worker, name) for name in stage_shares.STAGES} == originals
+    assert set(shares.stages) == set(stage_shares.STAGES)
+    assert all(shares.stages[name] > 0 for name in ("read_shard", "parse_json_record_sized", "_load",
+                                                    "check_blamed"))
+    assert 0 < shares.rest_s < shares.total_s
+    assert stage_shares.floor_s(shares, 1.0, 0.5) == pytest.approx(
+        1.5 + shares.stages["_load"] + shares.stages["check_blamed"])
+    assert "strict parsing" in shares.line() and "the rest" in shares.line()
