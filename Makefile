@@ -22,12 +22,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# `--no-compile`: pip would byte-compile every module of every package it installs (ray, dask,
+# langchain, mypy...), 37 of the 64 s the full install took on a fresh clone; most are never
+# imported here. Python compiles a module the first time it is imported and keeps the result
+# in __pycache__/ (see below), so only what runs pays, once: `warm` does most of it.
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[demo]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,plot]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[dev,plot]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 demo: $(DEMO_STAMP)

@@ -269,9 +269,9 @@ def test_inputs_and_dataset_on_s3_and_a_commit_killed_midway(tmp_path: Path, s3:
     fs.put(str(inputs), "logs/night", recursive=True)
     contract = write_contract(tmp_path)
     args = ["audit", "s3://logs/night", "--contract", contract, "--out", "s3://audit/ds", "--run-id", "n1",
-            "--shard-bytes", "3000", "--max-record-bytes", MAX_RECORD_BYTES, "--fail-on", "none",
+            "--shard-bytes", "10000", "--max-record-bytes", MAX_RECORD_BYTES, "--fail-on", "none",
             "--format", "json", "-q", "--jobs", "1", "--no-mutate"]
-    options: dict[str, Any] = {"run_id": "n1", "shard_bytes": 3000, "max_record_bytes": MAX_RECORD_BYTES,
+    options: dict[str, Any] = {"run_id": "n1", "shard_bytes": 10000, "max_record_bytes": MAX_RECORD_BYTES,
                                "fail_on": ("none",), "jobs": 1, "mutate": False}
     first = audit(["s3://logs/night"], str(contract), "s3://audit/ds", **options)
     local = audit([str(inputs)], str(contract), str(tmp_path / "local"), **options)
