@@ -299,6 +299,30 @@ def test_a_speed_up_carries_the_spread_of_its_rounds() -> None:
     assert rounds.noise == pytest.approx(0.125)
 
 
+def test_a_round_whose_one_process_run_waited_for_a_core_is_run_again(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A `--jobs 1` run whose wall time is well above its CPU time measured a busy machine (seen:
+    7.81 s for 5.00 s of CPU, read as "2.09x of 1.89x"): that round is run again, and says so."""
+    from benchmarks import bench_audit
+    from benchmarks.bench_audit import Measured
+
+    runs = iter([Measured("1", 7.81, 10, 1.0, cpu_s=5.00), Measured("2", 3.74, 10, 1.0, cpu_s=5.78),
+                 Measured("1", 5.05, 10, 1.0, cpu_s=5.00), Measured("2", 3.30, 10, 1.0, cpu_s=5.90),
+                 Measured("1", 5.10, 10, 1.0, cpu_s=5.02), Measured("2", 3.40, 10, 1.0, cpu_s=5.95)])
+    monkeypatch.setattr(bench_audit, "audit_once", lambda *_args: next(runs))
+    monkeypatch.setattr(bench_audit, "machine_speedup", lambda _jobs: 1.8)
+    rounds = bench_audit.speedup_rounds("check+mutate", tmp_path / "c.jsonl", tmp_path / "c.yaml", 2,
+                                        True, tmp_path, 2, 0.4, 0.8)
+    assert rounds.speedups == (pytest.approx(5.05 / 3.30), pytest.approx(5.10 / 3.40))
+    assert rounds.waited == (pytest.approx(7.81 / 5.00),)
+    assert rounds.rerun_note(2) == " (1 run again, its --jobs 1 run waiting for a core: wall 1.56x its CPU)"
+    quiet = iter([Measured("1", 5.05, 10, 1.0, cpu_s=5.00), Measured("2", 3.30, 10, 1.0, cpu_s=5.90)])
+    monkeypatch.setattr(bench_audit, "audit_once", lambda *_args: next(quiet))
+    kept = bench_audit.speedup_rounds("check+mutate", tmp_path / "c.jsonl", tmp_path / "c.yaml", 2,
+                                      True, tmp_path, 1, 0.4, 0.8)
+    assert kept.waited == () and kept.rerun_note(2) == ""
+
+
 def test_a_ratio_to_frayproof_carries_both_sides_noise() -> None:
     from benchmarks.bench_check import PeerResult, Rate, report
 
