@@ -416,14 +416,8 @@ class SpeedUp:
 
     def rerun_note(self, jobs: int) -> str:
         """Which rounds were run again and why ("" when none was)."""
-        parts = []
-        if self.discarded:
-            parts.append(f"{len(self.discarded)} run again, above {jobs} workers: "
-                         + ", ".join(f"{d:.2f}x" for d in self.discarded))
-        if self.waited:
-            parts.append(f"{len(self.waited)} run again, its --jobs 1 run waiting for a core: wall "
-                         + ", ".join(f"{w:.2f}x" for w in self.waited) + " its CPU")
-        return f" ({'; '.join(parts)})" if parts else ""
+        reasons = _rerun_reasons(self.discarded, self.waited, jobs)
+        return f" ({reasons})" if reasons else ""
 
     @property
     def of_ceiling(self) -> float:
@@ -439,6 +433,17 @@ class SpeedUp:
         """How far the rounds' speed-ups / ceilings spread: the best over the median, less one
         (`results.spread` of their inverses)."""
         return results.spread([c / s for s, c in zip(self.speedups, self.ceilings, strict=True) if s > 0])
+
+
+def _rerun_reasons(discarded: Sequence[float], waited: Sequence[float], jobs: int) -> str:
+    parts = []
+    if discarded:
+        parts.append(f"{len(discarded)} run again, above {jobs} workers: "
+                     + ", ".join(f"{d:.2f}x" for d in discarded))
+    if waited:
+        parts.append(f"{len(waited)} run again, its --jobs 1 run waiting for a core: wall "
+                     + ", ".join(f"{w:.2f}x" for w in waited) + " its CPU")
+    return "; ".join(parts)
 
 
 IMPOSSIBLE_SPEEDUP = 1.1
@@ -495,9 +500,8 @@ def speedup_rounds(label: str, path: Path, contract: Path, jobs: int, mutate: bo
         best_possible = one.seconds / fastest
         limits.append(best_possible / ceiling)
     if not ones:
-        raise RuntimeError(f"{label}: every round measured the machine: speed-ups above {jobs}"
-                           f" workers' ({', '.join(f'{d:.2f}x' for d in discarded)}), --jobs 1 runs"
-                           f" waiting for a core ({', '.join(f'{w:.2f}x its CPU' for w in waited)})")
+        reasons = _rerun_reasons(discarded, waited, jobs)
+        raise RuntimeError(f"{label}: every round measured the machine ({reasons})")
     speedups = tuple(one.seconds / many.seconds for one, many in zip(ones, manys, strict=True))
     return SpeedUp(_fastest(ones), _fastest(manys), speedups, tuple(ceilings), tuple(limits),
                    tuple(discarded), tuple(waited))

@@ -173,17 +173,12 @@ def effective_jobs(n_jobs: int, tasks: int, weight: int | None = None) -> int:
     """Workers actually used: never more than there are tasks. `-1` means every core, or, given
     the input's `weight` in bytes, no more workers than it keeps busy.
 
-    Where one task or a small input decides it, the answer is 1 whatever the core count, so
-    joblib is not imported to count them: that import was a sixth of a small run's fixed cost
-    (tests/test_corpus_readers.py proves the shortcut equal to the formula)."""
-    if n_jobs == -1 and (tasks <= 1 or (weight is not None and weight < 2 * AUTO_BYTES_PER_WORKER)):
-        return 1
-    wanted = n_jobs
-    if n_jobs == -1:
-        wanted = _joblib().cpu_count()
-        if weight is not None:
-            wanted = min(wanted, max(1, weight // AUTO_BYTES_PER_WORKER))
-    return max(1, min(wanted, tasks))
+    The cores are counted (importing joblib, a sixth of a small run's fixed cost) only when the
+    tasks and the weight leave room for more than one worker."""
+    if n_jobs != -1:
+        return max(1, min(n_jobs, tasks))
+    busy = tasks if weight is None else min(tasks, max(1, weight // AUTO_BYTES_PER_WORKER))
+    return 1 if busy <= 1 else min(_joblib().cpu_count(), busy)
 
 
 def warm_worker() -> int:
